@@ -1,0 +1,28 @@
+"""Errors raised on bad input. Each message names the offending field (rule 5 of DEVELOPERS.md)."""
+
+
+class SpaceRobotError(ValueError):
+    """Base class: bad input detected by space_robot."""
+
+
+class ConfigError(SpaceRobotError):
+    """Malformed or out-of-range configuration (YAML, URDF, model options).
+
+    `field` is the dotted path of the offending entry, e.g. ``simulation.dt``.
+    """
+
+    def __init__(self, field: str, problem: str, source: str | None = None):
+        self.field = field
+        self.problem = problem
+        self.source = source
+        where = f"{source}: " if source else ""
+        super().__init__(f"{where}{field}: {problem}")
+
+
+class CommandError(SpaceRobotError):
+    """A command (torque vector, joint list) that cannot be applied: wrong length, NaN/inf, unknown joint."""
+
+    def __init__(self, field: str, problem: str):
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{field}: {problem}")

@@ -1,0 +1,1 @@
+"""Model building: URDF/xacro sources, model configuration and the Pinocchio system model."""

@@ -1,0 +1,115 @@
+"""Model configuration (config/models/*.yaml), validated at load.
+
+A model is one Pinocchio tree built from one or more URDF subtrees, each with its own base joint:
+the servicer and the target are two free-floating subtrees of one model so a loop can close between them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..config_reader import ConfigReader, load_yaml_file
+from ..package_share import resolve
+
+BASE_JOINT_TYPES = ("free_flyer", "spherical", "planar", "fixed")
+
+
+@dataclass(frozen=True)
+class SubtreeConfig:
+    """One URDF attached to the world by a base joint.
+
+    mount_xyz/mount_rpy: placement of the base joint in the world frame (m, rad; URDF fixed-axis rpy).
+    For a free flyer the pose is state, so the mount is normally identity; for a spherical air
+    bearing it is the pivot; for a fixed base it is where the root link sits.
+    """
+
+    name: str
+    urdf: Path
+    base_joint: str
+    base_link: str
+    frame_prefix: str = ""
+    xacro_args: dict = field(default_factory=dict)
+    mount_xyz: tuple = (0.0, 0.0, 0.0)
+    mount_rpy: tuple = (0.0, 0.0, 0.0)
+
+    @property
+    def root_joint_name(self) -> str:
+        return f"{self.frame_prefix}{self.name}_base_joint"
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Everything needed to build the Pinocchio system model.
+
+    gravity: world frame, m/s^2. arm_joints / wheel_joints: the order of the command vectors.
+    wheel_max_torque (N m) and wheel_max_speed (rad/s, relative to the bus) apply to every wheel.
+    """
+
+    name: str
+    subtrees: tuple
+    gravity: tuple = (0.0, 0.0, 0.0)
+    arm_joints: tuple = ()
+    wheel_joints: tuple = ()
+    wheel_max_torque: float = float("inf")
+    wheel_max_speed: float = float("inf")
+    source: str | None = None
+
+
+def read_model_config(reader: ConfigReader) -> ModelConfig:
+    """Parse a model mapping (the content of a config/models/*.yaml file)."""
+    subtrees = []
+    for sub in reader.sub_list("subtrees"):
+        mount = sub.sub("mount", {})
+        xyz = tuple(mount.vector("xyz", 3, [0.0, 0.0, 0.0]))
+        rpy = tuple(mount.vector("rpy", 3, [0.0, 0.0, 0.0]))
+        mount.reject_unknown()
+        xacro_args = sub.raw("xacro_args", {}) or {}
+        if not isinstance(xacro_args, dict):
+            raise sub.error("xacro_args", "must be a mapping name -> value")
+        subtrees.append(SubtreeConfig(
+            name=sub.string("name"),
+            urdf=resolve(sub.string("urdf")),
+            base_joint=sub.string("base_joint", choices=BASE_JOINT_TYPES),
+            base_link=sub.string("base_link"),
+            frame_prefix=sub.string("frame_prefix", ""),
+            xacro_args=dict(xacro_args),
+            mount_xyz=xyz,
+            mount_rpy=rpy,
+        ))
+        sub.reject_unknown()
+    names = [s.name for s in subtrees]
+    if len(set(names)) != len(names):
+        raise reader.error("subtrees", f"subtree names must be unique, got {names}")
+    prefixes = [s.frame_prefix for s in subtrees]
+    if len(set(prefixes)) != len(prefixes):
+        raise reader.error("subtrees", f"each subtree needs its own frame_prefix, got {prefixes}")
+    wheels = reader.sub("reaction_wheels", {})
+    config = ModelConfig(
+        name=reader.string("name"),
+        subtrees=tuple(subtrees),
+        gravity=tuple(reader.vector("gravity", 3, [0.0, 0.0, 0.0])),
+        arm_joints=tuple(reader.string_list("arm_joints", [])),
+        wheel_joints=tuple(wheels.string_list("joints", [])),
+        wheel_max_torque=wheels.number("max_torque", float("inf"), exclusive_minimum=0.0)
+        if wheels.has("max_torque") else float("inf"),
+        wheel_max_speed=wheels.number("max_speed", float("inf"), exclusive_minimum=0.0)
+        if wheels.has("max_speed") else float("inf"),
+        source=reader.source,
+    )
+    wheels.reject_unknown()
+    reader.reject_unknown()
+    return config
+
+
+def load_model_config(path: str | Path) -> ModelConfig:
+    """Read and validate config/models/<name>.yaml (a relative path is looked up in the package share)."""
+    return read_model_config(load_yaml_file(resolve(path)))
+
+
+def mount_rotation(rpy) -> np.ndarray:
+    """URDF rpy (fixed axes X, then Y, then Z) to a rotation matrix: R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    from scipy.spatial.transform import Rotation
+
+    return Rotation.from_euler("xyz", rpy).as_matrix()

@@ -1,0 +1,172 @@
+"""The Pinocchio model of the whole system and the name -> index maps every other module uses.
+
+Ordering (never index by position; the URDF loader may reorder joints):
+- q (size nq): per Pinocchio joint in tree order; a free flyer contributes
+  [x, y, z, qx, qy, qz, qw] (position of the base-link origin in the world frame, m; unit quaternion
+  rotating base-link coordinates into world coordinates), a spherical joint [qx, qy, qz, qw], a planar
+  joint [x, y, cos(yaw), sin(yaw)], a continuous joint [cos, sin], a revolute joint its angle.
+- v (size nv): a free flyer contributes [v_x, v_y, v_z, w_x, w_y, w_z], linear velocity of the base-link
+  origin and angular velocity, both in the base-link frame (Pinocchio LOCAL convention); other joints
+  their rate. `SystemModel.q_slice(name)` and `v_slice(name)` give a joint's entries.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from ..errors import CommandError, ConfigError
+from ..pinocchio_compat import build_model_from_urdf_string
+from . import urdf_source
+from .model_config import ModelConfig, SubtreeConfig, mount_rotation
+
+_ROOT_JOINTS = {
+    "free_flyer": pin.JointModelFreeFlyer,
+    "spherical": pin.JointModelSpherical,
+    "planar": pin.JointModelPlanar,
+}
+
+
+@dataclass(frozen=True)
+class Subtree:
+    """One subtree in the built model. root_joint_id is 0 for a fixed base."""
+
+    config: SubtreeConfig
+    root_joint_id: int
+    base_frame_id: int
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def base_link(self) -> str:
+        return self.config.frame_prefix + self.config.base_link
+
+
+class SystemModel:
+    """Pinocchio model plus the joint bookkeeping of the servicer, the wheels, the arm and the target."""
+
+    def __init__(self, config: ModelConfig):
+        self.config = config
+        model = pin.Model()
+        subtrees = []
+        for sub in config.subtrees:
+            model, subtree = _append_subtree(model, sub)
+            subtrees.append(subtree)
+        model.gravity = pin.Motion(np.asarray(config.gravity, float), np.zeros(3))
+        self.model = model
+        # Frame ids are only final once every subtree is appended: resolve them now.
+        self.subtrees = tuple(
+            Subtree(s.config, s.root_joint_id, _frame_id(model, s.config.frame_prefix + s.config.base_link,
+                                                         f"subtrees[{s.config.name}].base_link", config.source))
+            for s in subtrees)
+        self.arm_joints = tuple(config.arm_joints)
+        self.wheel_joints = tuple(config.wheel_joints)
+        for group, names in (("arm_joints", self.arm_joints), ("reaction_wheels.joints", self.wheel_joints)):
+            for name in names:
+                if not model.existJointName(name):
+                    raise ConfigError(group, f"unknown joint {name!r} (model has: {self.actuated_joint_names()})",
+                                      config.source)
+                if model.joints[model.getJointId(name)].nv != 1:
+                    raise ConfigError(group, f"joint {name!r} is not a one-degree-of-freedom joint", config.source)
+        self.arm_v = np.array([self.v_index(n) for n in self.arm_joints], dtype=int)
+        self.wheel_v = np.array([self.v_index(n) for n in self.wheel_joints], dtype=int)
+        self.arm_effort_limit = model.effortLimit[self.arm_v].copy() if len(self.arm_v) else np.zeros(0)
+        self.wheel_max_torque = np.full(len(self.wheel_v), config.wheel_max_torque)
+        self.wheel_max_speed = np.full(len(self.wheel_v), config.wheel_max_speed)
+
+    # ---- lookups ----------------------------------------------------------------------------
+    @property
+    def nq(self) -> int:
+        return self.model.nq
+
+    @property
+    def nv(self) -> int:
+        return self.model.nv
+
+    def joint_id(self, name: str) -> int:
+        if not self.model.existJointName(name):
+            raise CommandError("joint", f"unknown joint {name!r}")
+        return self.model.getJointId(name)
+
+    def q_slice(self, name: str) -> slice:
+        joint = self.model.joints[self.joint_id(name)]
+        return slice(joint.idx_q, joint.idx_q + joint.nq)
+
+    def v_slice(self, name: str) -> slice:
+        joint = self.model.joints[self.joint_id(name)]
+        return slice(joint.idx_v, joint.idx_v + joint.nv)
+
+    def v_index(self, name: str) -> int:
+        return self.model.joints[self.joint_id(name)].idx_v
+
+    def subtree(self, name: str) -> Subtree:
+        for subtree in self.subtrees:
+            if subtree.name == name:
+                return subtree
+        raise CommandError("subtree", f"unknown subtree {name!r} (have {[s.name for s in self.subtrees]})")
+
+    def actuated_joint_names(self) -> list[str]:
+        """Names of the one-DOF joints (everything but the base joints)."""
+        return [self.model.names[j] for j in range(1, self.model.njoints) if self.model.joints[j].nv == 1]
+
+    def ordering(self) -> list[tuple[str, slice, slice]]:
+        """(joint name, q slice, v slice) for every joint, in q/v order."""
+        out = []
+        for j in range(1, self.model.njoints):
+            joint = self.model.joints[j]
+            out.append((self.model.names[j], slice(joint.idx_q, joint.idx_q + joint.nq),
+                        slice(joint.idx_v, joint.idx_v + joint.nv)))
+        return out
+
+    def joint_angle(self, q: np.ndarray, name: str) -> float:
+        """Angle of a one-DOF joint in rad; continuous joints are stored as (cos, sin)."""
+        s = self.q_slice(name)
+        if s.stop - s.start == 2:
+            return float(np.arctan2(q[s.start + 1], q[s.start]))
+        return float(q[s.start])
+
+    def set_joint_angle(self, q: np.ndarray, name: str, angle: float) -> None:
+        s = self.q_slice(name)
+        if s.stop - s.start == 2:
+            q[s.start], q[s.start + 1] = np.cos(angle), np.sin(angle)
+        else:
+            q[s.start] = angle
+
+    def neutral(self) -> np.ndarray:
+        return pin.neutral(self.model)
+
+
+def _frame_id(model: pin.Model, name: str, field: str, source: str | None) -> int:
+    if not model.existFrame(name):
+        raise ConfigError(field, f"no link or frame named {name!r} in the model", source)
+    return model.getFrameId(name)
+
+
+def _append_subtree(model: pin.Model, sub: SubtreeConfig) -> tuple[pin.Model, Subtree]:
+    """Load one URDF with its base joint and append it to `model` at its mount (world frame)."""
+    field = f"subtrees[{sub.name}]"
+    urdf_xml = urdf_source.prefix_names(urdf_source.expand(sub.urdf, sub.xacro_args), sub.frame_prefix)
+    root = urdf_source.validate(urdf_xml, str(sub.urdf))
+    link_names = [link.get("name") for link in root.findall("link")]
+    if sub.frame_prefix + sub.base_link not in link_names:
+        raise ConfigError(f"{field}.base_link", f"no link {sub.frame_prefix + sub.base_link!r} in {sub.urdf}")
+    children = {j.find("child").get("link") for j in root.findall("joint")}
+    roots = [name for name in link_names if name not in children]
+    if roots != [sub.frame_prefix + sub.base_link]:
+        raise ConfigError(f"{field}.base_link", f"the URDF root link is {roots}, expected the base link "
+                          f"{sub.frame_prefix + sub.base_link!r}")
+    root_joint = None if sub.base_joint == "fixed" else _ROOT_JOINTS[sub.base_joint]()
+    try:
+        part = build_model_from_urdf_string(urdf_xml, root_joint, sub.root_joint_name)
+    except (RuntimeError, ValueError) as exc:
+        raise ConfigError(f"{field}.urdf", f"Pinocchio could not load {sub.urdf}: {exc}") from exc
+    mount = pin.SE3(mount_rotation(sub.mount_rpy), np.asarray(sub.mount_xyz, float))
+    for name in part.names[1:]:
+        if model.existJointName(name):
+            raise ConfigError(f"{field}.frame_prefix", f"joint name {name!r} is already in the model")
+    model = pin.appendModel(model, part, 0, mount)
+    root_id = 0 if root_joint is None else model.getJointId(sub.root_joint_name)
+    return model, Subtree(sub, root_id, 0)

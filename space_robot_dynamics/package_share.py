@@ -1,0 +1,38 @@
+"""Where the package's data (urdf/, config/, launch/, rviz/) lives: source tree, pip prefix or colcon install."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+PACKAGE_NAME = "space_robot"
+
+
+def share_directory() -> Path:
+    """The folder holding urdf/ and config/.
+
+    Order: the source checkout this module sits in (development and tests), then the ament index
+    (colcon or ROS install), then `<sys.prefix>/share/space_robot` (pip install).
+    """
+    source_root = Path(__file__).resolve().parents[1]
+    if (source_root / "package.xml").is_file() and (source_root / "urdf").is_dir():
+        return source_root
+    try:  # ROS 2 / colcon install
+        from ament_index_python.packages import get_package_share_directory
+
+        return Path(get_package_share_directory(PACKAGE_NAME))
+    except Exception:  # noqa: BLE001 - ament_index absent or package not indexed: fall through
+        pass
+    for prefix in (Path(sys.prefix), source_root.parents[2] if len(source_root.parents) > 2 else source_root):
+        candidate = prefix / "share" / PACKAGE_NAME
+        if (candidate / "urdf").is_dir():
+            return candidate
+    raise FileNotFoundError(f"cannot find the share directory of {PACKAGE_NAME} (looked in {source_root}, "
+                            f"the ament index and {sys.prefix}/share)")
+
+
+def resolve(path: str | Path) -> Path:
+    """An absolute path as given, or a path relative to the share directory (e.g. 'urdf/servicer.urdf.xacro')."""
+    path = Path(path)
+    if path.is_absolute():
+        return path
+    return share_directory() / path

@@ -1,0 +1,1 @@
+"""Simulation: state, actuators, integrators and the stepping loop (ROS-free)."""
