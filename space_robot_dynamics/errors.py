@@ -26,3 +26,13 @@ class CommandError(SpaceRobotError):
         self.field = field
         self.problem = problem
         super().__init__(f"{field}: {problem}")
+
+
+class SimulationDivergedError(RuntimeError):
+    """A step produced inf/NaN; the simulator keeps its last finite state."""
+
+    def __init__(self, t: float, v_indices: list[int]):
+        self.t = t
+        self.v_indices = v_indices
+        super().__init__(f"simulation diverged in the step from t={t:.6f} s (non-finite rates at v indices "
+                         f"{v_indices}); state kept at t={t:.6f} s. Reduce simulation.dt or the torques.")

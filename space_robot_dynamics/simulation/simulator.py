@@ -14,10 +14,10 @@ import numpy as np
 import pinocchio as pin
 
 from ..config_reader import ConfigReader
-from ..errors import CommandError
+from ..errors import CommandError, SimulationDivergedError
 from ..model.system_model import SystemModel
 from .integrators import INTEGRATORS
-from .joint_dissipation import JointDissipation
+from .joint_dissipation import JointDissipation, check_explicit_stability
 from .reaction_wheels import saturate_wheel_torque
 from .state import AuxLayout, SimState
 from .system_momentum import MomentumState, momentum_state
@@ -93,6 +93,9 @@ class Simulator:
         self.state = SimState(0.0, system.neutral(), np.zeros(self.model.nv), np.zeros(self.layout.size),
                               self.layout)
         self.reset(q0, v0)
+        if self.dissipation is not None:
+            check_explicit_stability(self.model, self.state.q, self.dissipation, settings.dt, settings.integrator,
+                                     list(system.arm_joints))
 
     def _make_dissipation(self) -> JointDissipation | None:
         s = self.settings
@@ -149,6 +152,9 @@ class Simulator:
         self.set_command(arm_torque, wheel_torque)
         s, nv = self.state, self.model.nv
         q, y = self.integrator.step(self._rhs, s.q, np.concatenate((s.v, s.z)), self.settings.dt)
+        if not (np.isfinite(y).all() and np.isfinite(q).all()):
+            # Never pass a NaN on: keep the last finite state and say why the step failed.
+            raise SimulationDivergedError(s.t, np.flatnonzero(~np.isfinite(y[:nv])).tolist())
         self.state = SimState(s.t + self.settings.dt, q, y[:nv], y[nv:], self.layout)
         return self.state
 
