@@ -31,8 +31,9 @@ class CommandError(SpaceRobotError):
 class SimulationDivergedError(RuntimeError):
     """A step produced inf/NaN; the simulator keeps its last finite state."""
 
-    def __init__(self, t: float, v_indices: list[int]):
+    def __init__(self, t: float, v_indices: list[int], q_indices: list[int]):
         self.t = t
         self.v_indices = v_indices
-        super().__init__(f"simulation diverged in the step from t={t:.6f} s (non-finite rates at v indices "
-                         f"{v_indices}); state kept at t={t:.6f} s. Reduce simulation.dt or the torques.")
+        self.q_indices = q_indices
+        super().__init__(f"simulation diverged in the step from t={t:.6f} s (non-finite entries: v {v_indices}, "
+                         f"q {q_indices}); state kept at t={t:.6f} s. Reduce simulation.dt or the torques.")

@@ -89,7 +89,8 @@ class Simulator:
         self._tau_cmd = np.zeros(self.model.nv)
         self._arm_applied = np.zeros(len(system.arm_joints))
         self._wheel_applied = np.zeros(len(system.wheel_joints))
-        self._saturated = np.zeros(len(system.arm_joints) + len(system.wheel_joints), dtype=bool)
+        self._arm_clipped = np.zeros(len(system.arm_joints))
+        self._wheel_saturated = np.zeros(len(system.wheel_joints), dtype=bool)
         self.state = SimState(0.0, system.neutral(), np.zeros(self.model.nv), np.zeros(self.layout.size),
                               self.layout)
         self.reset(q0, v0)
@@ -115,13 +116,14 @@ class Simulator:
 
     @staticmethod
     def _checked(x, size: int, field: str) -> np.ndarray:
-        try:
-            x = np.asarray(x, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise CommandError(field, f"not a numeric vector: {exc}") from exc
+        if not (type(x) is np.ndarray and x.dtype == np.float64):   # fast path for the usual caller
+            try:
+                x = np.asarray(x, dtype=float)
+            except (TypeError, ValueError) as exc:
+                raise CommandError(field, f"not a numeric vector: {exc}") from exc
         if x.shape != (size,):
             raise CommandError(field, f"expected {size} values, got shape {x.shape}")
-        if not np.all(np.isfinite(x)):
+        if not np.isfinite(x).all():
             bad = np.flatnonzero(~np.isfinite(x)).tolist()
             raise CommandError(field, f"non-finite values at indices {bad}")
         return x
@@ -141,11 +143,10 @@ class Simulator:
         arm_applied = np.minimum(np.maximum(arm, -system.arm_effort_limit), system.arm_effort_limit)
         wheel_applied, wheel_sat = saturate_wheel_torque(wheel, self.state.v[system.wheel_v],
                                                          system.wheel_max_torque, system.wheel_max_speed)
-        self._saturated = np.concatenate([arm_applied != arm, wheel_sat])
-        self._tau_cmd[:] = 0.0
-        self._tau_cmd[system.arm_v] = arm_applied
+        self._tau_cmd[system.arm_v] = arm_applied     # other entries stay zero (set in __init__)
         self._tau_cmd[system.wheel_v] = wheel_applied
         self._arm_applied, self._wheel_applied = arm_applied, wheel_applied
+        self._arm_clipped, self._wheel_saturated = arm, wheel_sat   # flags are worked out in observe()
 
     def step(self, arm_torque=None, wheel_torque=None) -> SimState:
         """Advance one dt with the given torques (see set_command); returns the new state."""
@@ -154,7 +155,8 @@ class Simulator:
         q, y = self.integrator.step(self._rhs, s.q, np.concatenate((s.v, s.z)), self.settings.dt)
         if not (np.isfinite(y).all() and np.isfinite(q).all()):
             # Never pass a NaN on: keep the last finite state and say why the step failed.
-            raise SimulationDivergedError(s.t, np.flatnonzero(~np.isfinite(y[:nv])).tolist())
+            raise SimulationDivergedError(s.t, np.flatnonzero(~np.isfinite(y[:nv])).tolist(),
+                                          np.flatnonzero(~np.isfinite(q)).tolist())
         self.state = SimState(s.t + self.settings.dt, q, y[:nv], y[nv:], self.layout)
         return self.state
 
@@ -192,7 +194,7 @@ class Simulator:
             t=s.t, q=s.q.copy(), v=s.v.copy(), bases=bases,
             momentum=momentum_state(model, data, s.q, s.v),
             arm_torque=self._arm_applied.copy(), wheel_torque=self._wheel_applied.copy(),
-            saturated=self._saturated.copy(),
+            saturated=np.concatenate([self._arm_applied != self._arm_clipped, self._wheel_saturated]),
             actuator_work=float(s.aux("actuator_work")[0]),
             dissipated_energy=float(s.aux("dissipated_energy")[0]),
         )

@@ -1,0 +1,102 @@
+"""Microseconds per dynamics step of the servicer + target model (nv = 22), RK4 and semi-implicit Euler.
+
+Each figure is printed with the ratio to a baseline measured in the same run: the same algorithm written
+as bare Pinocchio calls (no validation, no limits, no auxiliary states). Goal: Simulator within 1.5x of
+the baseline. Real-time factor at 1 kHz = 1000 us / (us per step).
+
+    python bench/bench_step.py [--steps N] [--repeats R]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pinocchio as pin
+
+from space_robot_dynamics.model.model_config import load_model_config
+from space_robot_dynamics.model.system_model import SystemModel
+from space_robot_dynamics.simulation.simulator import SimulationSettings, Simulator
+
+DT = 1e-3
+
+
+def best_of(fn, steps: int, repeats: int, setup=lambda: None) -> float:
+    """Best mean time per call over `repeats` runs of `steps` calls (us): the least disturbed run."""
+    best = float("inf")
+    for _ in range(repeats):
+        setup()
+        start = time.perf_counter()
+        for _ in range(steps):
+            fn()
+        best = min(best, (time.perf_counter() - start) / steps * 1e6)
+    return best
+
+
+def raw_rk4(model, data, tau):
+    """The RKMK4 step as bare Pinocchio calls: aba at four stages, dexp^-1 on the two free flyers."""
+    ff = [slice(j.idx_v, j.idx_v + 6) for j in model.joints[1:] if j.shortname() == "JointModelFreeFlyer"]
+    state = {"q": pin.neutral(model), "v": np.zeros(model.nv)}
+
+    def dexp_inv(xi, w):
+        out = w.copy()
+        for b in ff:
+            out[b] = pin.Jlog6(pin.exp6(xi[b])) @ w[b]
+        return out
+
+    def step():
+        q0, v0, h = state["q"], state["v"], 0.5 * DT
+        a1 = pin.aba(model, data, q0, v0, tau)
+        xi = h * v0
+        v2 = v0 + h * a1
+        a2 = pin.aba(model, data, pin.integrate(model, q0, xi), v2, tau)
+        k2 = dexp_inv(xi, v2)
+        xi = h * k2
+        v3 = v0 + h * a2
+        a3 = pin.aba(model, data, pin.integrate(model, q0, xi), v3, tau)
+        k3 = dexp_inv(xi, v3)
+        xi = DT * k3
+        v4 = v0 + DT * a3
+        a4 = pin.aba(model, data, pin.integrate(model, q0, xi), v4, tau)
+        k4 = dexp_inv(xi, v4)
+        state["q"] = pin.integrate(model, q0, DT / 6 * (v0 + 2 * (k2 + k3) + k4))
+        state["v"] = v0 + DT / 6 * (a1 + 2 * (a2 + a3) + a4)
+
+    return step
+
+
+def raw_euler(model, data, tau):
+    state = {"q": pin.neutral(model), "v": np.zeros(model.nv)}
+
+    def step():
+        state["v"] = state["v"] + DT * pin.aba(model, data, state["q"], state["v"], tau)
+        state["q"] = pin.integrate(model, state["q"], DT * state["v"])
+
+    return step
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+
+    system = SystemModel(load_model_config("config/models/servicer_target.yaml"))
+    model = system.model
+    arm = 0.1 * np.ones(len(system.arm_joints))
+    wheels = 0.01 * np.ones(len(system.wheel_joints))
+    tau = np.zeros(model.nv)
+    tau[system.arm_v], tau[system.wheel_v] = arm, wheels
+    print(f"pinocchio {pin.__version__}, numpy {np.__version__}, model nq={model.nq} nv={model.nv}")
+    print(f"{'integrator':<22}{'Simulator us/step':>18}{'raw Pinocchio us':>18}{'ratio':>8}{'RTF @1kHz':>11}")
+    for name, raw in (("rk4", raw_rk4), ("semi_implicit_euler", raw_euler)):
+        sim = Simulator(system, SimulationSettings(dt=DT, integrator=name))
+        ours = best_of(lambda: sim.step(arm, wheels), args.steps, args.repeats, sim.reset)
+        base = best_of(raw(model, model.createData(), tau), args.steps, args.repeats)
+        print(f"{name:<22}{ours:>18.1f}{base:>18.1f}{ours / base:>8.2f}{1000.0 / ours:>10.1f}x")
+    aba = best_of(lambda: pin.aba(model, sim.data, sim.state.q, sim.state.v, tau), args.steps, args.repeats)
+    print(f"(one pinocchio.aba call: {aba:.1f} us)")
+
+
+if __name__ == "__main__":
+    main()
