@@ -3,9 +3,12 @@
 PYTHON ?= python3
 VENV ?= .venv
 # The Pinocchio release to test against; CI also runs the suite on the oldest supported one:
-#   make test VENV=.venv-oldest PIN_SPEC="pin==3.4.0" CONSTRAINTS=.ci/oldest-constraints.txt
+#   make test VENV=.venv-oldest PIN_SPEC="pin==3.4.0" CONSTRAINTS=.ci/oldest-constraints.txt \
+#             NUMPY_OVERRIDE="numpy==1.26.4"
 PIN_SPEC ?= pin>=3.4
 CONSTRAINTS ?=
+# Replace NumPy after the install (no dependency resolution), e.g. NUMPY_OVERRIDE="numpy==1.26.4".
+NUMPY_OVERRIDE ?=
 OUT ?= out/demo
 PIP_FLAGS = -q --disable-pip-version-check $(if $(CONSTRAINTS),-c $(CONSTRAINTS))
 
@@ -16,6 +19,7 @@ STAMP = $(VENV)/.installed
 $(STAMP): setup.py setup.cfg package.xml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install $(PIP_FLAGS) "$(PIN_SPEC)" -e ".[test]"
+	$(if $(NUMPY_OVERRIDE),$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps "$(NUMPY_OVERRIDE)")
 	$(VENV)/bin/python -c "import pinocchio, numpy; print('pinocchio', pinocchio.__version__, 'numpy', numpy.__version__)"
 	touch $(STAMP)
 

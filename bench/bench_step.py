@@ -91,7 +91,7 @@ def main() -> None:
     print(f"{'integrator':<22}{'Simulator us/step':>18}{'raw Pinocchio us':>18}{'ratio':>8}{'RTF @1kHz':>11}")
     for name, raw in (("rk4", raw_rk4), ("semi_implicit_euler", raw_euler)):
         sim = Simulator(system, SimulationSettings(dt=DT, integrator=name))
-        ours = best_of(lambda: sim.step(arm, wheels), args.steps, args.repeats, sim.reset)
+        ours = best_of(lambda sim=sim: sim.step(arm, wheels), args.steps, args.repeats, sim.reset)
         base = best_of(raw(model, model.createData(), tau), args.steps, args.repeats)
         print(f"{name:<22}{ours:>18.1f}{base:>18.1f}{ours / base:>8.2f}{1000.0 / ours:>10.1f}x")
     aba = best_of(lambda: pin.aba(model, sim.data, sim.state.q, sim.state.v, tau), args.steps, args.repeats)

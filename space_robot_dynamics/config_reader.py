@@ -6,8 +6,9 @@ A small reader instead of a schema library keeps the error messages in our words
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import yaml
@@ -17,7 +18,7 @@ from .errors import ConfigError
 _MISSING = object()
 
 
-def load_yaml_file(path: str | Path) -> "ConfigReader":
+def load_yaml_file(path: str | Path) -> ConfigReader:
     """Read a YAML mapping from `path`; a missing file or a syntax error raises ConfigError."""
     path = Path(path)
     try:
@@ -71,7 +72,7 @@ class ConfigReader:
             raise self.error(unknown[0], f"unknown key (known here: {', '.join(sorted(self._read)) or 'none'})")
 
     # ---- typed readers --------------------------------------------------------------------
-    def sub(self, key: str, default: Any = _MISSING) -> "ConfigReader":
+    def sub(self, key: str, default: Any = _MISSING) -> ConfigReader:
         value = self.raw(key, {} if default is _MISSING else default)
         if value is None:
             value = {}
@@ -79,7 +80,7 @@ class ConfigReader:
             raise self.error(key, f"must be a mapping, got {type(value).__name__}")
         return ConfigReader(value, self.source, self.field(key))
 
-    def sub_list(self, key: str) -> list["ConfigReader"]:
+    def sub_list(self, key: str) -> list[ConfigReader]:
         items = self.raw(key)
         if not isinstance(items, list) or not items:
             raise self.error(key, "must be a non-empty list of mappings")

@@ -27,7 +27,8 @@ def write_bus(tmp_path, max_torque=1.0, max_speed=1000.0):
           <link name="base_link"><inertial><mass value="200"/>
             <inertia ixx="{I_BUS[0]}" iyy="{I_BUS[1]}" izz="{I_BUS[2]}" ixy="0" ixz="0" iyz="0"/></inertial></link>
           <link name="wheel"><inertial><mass value="3"/>
-            <inertia ixx="{J_TRANSVERSE}" iyy="{J_TRANSVERSE}" izz="{J_WHEEL}" ixy="0" ixz="0" iyz="0"/></inertial></link>
+            <inertia ixx="{J_TRANSVERSE}" iyy="{J_TRANSVERSE}" izz="{J_WHEEL}" ixy="0" ixz="0" iyz="0"/>
+          </inertial></link>
           <joint name="wheel_joint" type="continuous"><parent link="base_link"/><child link="wheel"/>
             <origin xyz="0 0 0"/><axis xyz="0 0 1"/></joint>
         </robot>"""))

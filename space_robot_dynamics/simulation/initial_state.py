@@ -63,6 +63,6 @@ def read_initial_state(reader: ConfigReader, system: SystemModel) -> tuple[np.nd
     known = {s.name for s in system.subtrees} | {"joint_positions", "joint_velocities"}
     for key in reader.data:
         if key not in known:
-            raise reader.error(key, f"unknown key (expected a subtree name or joint_positions/joint_velocities)")
+            raise reader.error(key, "unknown key (expected a subtree name or joint_positions/joint_velocities)")
         reader.raw(key)
     return q, v

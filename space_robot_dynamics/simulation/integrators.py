@@ -16,7 +16,7 @@ q (+) xi is `pinocchio.integrate`, which keeps quaternions on the unit sphere.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pinocchio as pin

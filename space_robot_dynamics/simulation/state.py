@@ -47,5 +47,5 @@ class SimState:
     def aux(self, name: str) -> np.ndarray:
         return self.z[self.layout[name]]
 
-    def copy(self) -> "SimState":
+    def copy(self) -> SimState:
         return SimState(self.t, self.q.copy(), self.v.copy(), self.z.copy(), self.layout)

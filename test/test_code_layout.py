@@ -1,0 +1,53 @@
+"""The architecture as a test: imports point from glue to core, and the tree lints clean."""
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# Layers, core first: a package may import only from layers listed before it (and itself).
+LAYERS = ["space_robot_dynamics", "space_robot_control", "space_robot_monitoring", "space_robot_nodes",
+          "space_robot_runtime"]
+ROS_ONLY = ("rclpy", "launch", "launch_ros", "ament_index_python", "tf2_ros")
+
+
+def imported_modules(path: Path):
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name.split(".")[0], node
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module.split(".")[0], node
+
+
+def test_imports_point_from_glue_to_core():
+    problems = []
+    for rank, package in enumerate(LAYERS):
+        forbidden = set(LAYERS[rank + 1:])
+        for path in sorted((ROOT / package).rglob("*.py")) if (ROOT / package).is_dir() else []:
+            glue = "ros" in path.relative_to(ROOT / package).parts
+            for module, node in imported_modules(path):
+                if module in forbidden:
+                    problems.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module} (a later layer)")
+                if module in ROS_ONLY and not glue and module != "ament_index_python":
+                    problems.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module} outside ros/ glue")
+    assert not problems, "\n".join(problems)
+
+
+def test_module_names_say_what_they_hold():
+    vague = {"utils.py", "helpers.py", "misc.py", "manager.py", "common.py"}
+    offenders = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*.py")
+                 if p.name in vague and ".venv" not in p.parts and "build" not in p.parts]
+    assert not offenders
+
+
+def test_ruff_is_clean():
+    ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+    if not Path(ruff).exists():
+        pytest.skip("ruff is not installed (it comes with the [test] extra)")
+    result = subprocess.run([ruff, "check", "--no-cache", str(ROOT)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:]
