@@ -39,8 +39,8 @@ HUBBLE_CONFIG = "config/models/hubble.yaml"
 
 # Mass properties are sums of a few dozen float64 products of O(1e-4..1e4) figures: two summation orders
 # agree to ~1e-15 relative. 1e-12 leaves a margin of ~1000 and is ~1e8 below the effect of the smallest
-# published figure (Table 1: link-3 CoM offset 0.0004 m moves the test-bed's Izz about the CoM by ~3e-4
-# relative), so a misplaced joint origin or inertial origin fails.
+# published figure (Table 1: flipping the sign of link 3's 0.0004 m CoM offset changes the test-bed's Izz about
+# the CoM by 3e-4 to 7e-4 relative and its CoM by 5e-5 m), so a misplaced joint origin or inertial origin fails.
 REL_TOL = 1e-12
 
 # ---- seed 003 figures, typed from the paper (not read from the URDF) ------------------------------------
@@ -141,8 +141,9 @@ def test_testbed_end_effector_follows_eq_21(testbed):
     np.testing.assert_allclose(position, [*tip, 0.0], rtol=0, atol=1e-14)
 
 
-# RK4 run: torques (N m) sized so joint rates reach ~1 rad/s within the run (link inertias about their
-# joints 0.12-0.16 kg m^2, the whole arm about joint 1 ~2 kg m^2), incommensurate frequencies (rad/s).
+# RK4 run, 3 s: torques (N m) sized to the links' inertias about their joints (0.12-0.16 kg m^2; the whole
+# arm about joint 1, stretched, 6.3 kg m^2) so joint rates reach 0.9-1.9 rad/s and the mock-up yaws at up to
+# 0.29 rad/s (measured); incommensurate frequencies (rad/s) so no symmetry hides an error.
 RUN_DT, RUN_STEPS = 1e-3, 3000
 TORQUE_AMPLITUDE = np.array([0.6, 0.3, 0.15])
 TORQUE_OMEGA = np.array([2.1, 3.3, 4.7])
@@ -203,7 +204,7 @@ def test_testbed_conserves_planar_momentum(level_run):
 def test_testbed_gravity_does_no_work(testbed, level_run):
     rows = level_run[0]
     weight = 9.81 * sum(testbed.model.inertias[j].mass for j in range(1, testbed.model.njoints))   # N
-    # g(q) = 0 at every sample: gravity (-z) is normal to every joint's motion (0.5 m lever as force scale).
+    # g(q) = 0 at every sample (N, N m; compared with the weight): gravity (-z) is normal to every joint's motion.
     assert np.max(rows[:, 6]) <= REL_TOL * weight
     # Work-energy balance T(t) - T(0) = W_actuators: nothing else (gravity, the table) does work.
     imbalance = np.max(np.abs(rows[:, 5] - rows[0, 5])) / np.max(rows[:, 4])
