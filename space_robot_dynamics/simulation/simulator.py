@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from ..command_checks import checked_vector
 from ..config_reader import ConfigReader
-from ..errors import CommandError, SimulationDivergedError
+from ..errors import SimulationDivergedError
 from ..model.system_model import SystemModel
 from .integrators import INTEGRATORS
 from .joint_dissipation import JointDissipation, check_explicit_stability
@@ -109,24 +110,10 @@ class Simulator:
 
     # ---- state ------------------------------------------------------------------------------
     def reset(self, q: np.ndarray | None = None, v: np.ndarray | None = None, t: float = 0.0) -> None:
-        q = self.system.neutral() if q is None else self._checked(q, self.model.nq, "q")
-        v = np.zeros(self.model.nv) if v is None else self._checked(v, self.model.nv, "v")
+        q = self.system.neutral() if q is None else checked_vector(q, self.model.nq, "q")
+        v = np.zeros(self.model.nv) if v is None else checked_vector(v, self.model.nv, "v")
         q = pin.normalize(self.model, q.copy())
         self.state = SimState(float(t), q, v.copy(), np.zeros(self.layout.size), self.layout)
-
-    @staticmethod
-    def _checked(x, size: int, field: str) -> np.ndarray:
-        if not (type(x) is np.ndarray and x.dtype == np.float64):   # fast path for the usual caller
-            try:
-                x = np.asarray(x, dtype=float)
-            except (TypeError, ValueError) as exc:
-                raise CommandError(field, f"not a numeric vector: {exc}") from exc
-        if x.shape != (size,):
-            raise CommandError(field, f"expected {size} values, got shape {x.shape}")
-        if not np.isfinite(x).all():
-            bad = np.flatnonzero(~np.isfinite(x)).tolist()
-            raise CommandError(field, f"non-finite values at indices {bad}")
-        return x
 
     # ---- stepping ---------------------------------------------------------------------------
     def set_command(self, arm_torque=None, wheel_torque=None) -> None:
@@ -137,9 +124,9 @@ class Simulator:
         """
         system = self.system
         arm = np.zeros(len(system.arm_joints)) if arm_torque is None else \
-            self._checked(arm_torque, len(system.arm_joints), "arm_torque")
+            checked_vector(arm_torque, len(system.arm_joints), "arm_torque")
         wheel = np.zeros(len(system.wheel_joints)) if wheel_torque is None else \
-            self._checked(wheel_torque, len(system.wheel_joints), "wheel_torque")
+            checked_vector(wheel_torque, len(system.wheel_joints), "wheel_torque")
         arm_applied = np.minimum(np.maximum(arm, -system.arm_effort_limit), system.arm_effort_limit)
         wheel_applied, wheel_sat = saturate_wheel_torque(wheel, self.state.v[system.wheel_v],
                                                          system.wheel_max_torque, system.wheel_max_speed)
