@@ -1,0 +1,188 @@
+"""Controller node core: ServicerController (space_robot_control) between ROS messages.
+
+Subscribes: joint_states (sensor_msgs/JointState) and one nav_msgs/Odometry per floating base (the full
+model state q, v); arm_controller/joint_trajectory (trajectory_msgs/JointTrajectory, the
+joint_trajectory_controller topic); attitude_controller/setpoint (geometry_msgs/QuaternionStamped, bus
+base_link -> world, frame_id world).
+Publishes at the controller's rate (config/controller.yaml, 1 kHz): arm_effort_controller/commands and
+reaction_wheel_effort_controller/commands (std_msgs/Float64MultiArray, ros2_control forward-command
+controller interface, in the controller's joint orders), plus diagnostics.
+
+Safety: a malformed goal or setpoint is rejected with an ERROR diagnostic and the current reference kept;
+a trajectory arriving before the first state is applied at the first update. With no state, or a state
+older than state_timeout, no command is published: the actuators' own command timeout then applies zero
+torque (dynamics node, Intera), and the controller reports it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from space_robot_control.servicer_controller import ControlOutput, ServicerController
+from space_robot_dynamics.errors import CommandError
+
+from . import conversions as cv
+from .message_types import MessageTypes
+from .node_config import ControllerNodeConfig
+from .node_core import CONTROL, MONITOR, NodeCore
+from .robot_state import StateAssembler, check_odometry_topics, floating_subtrees
+
+
+class ControllerCore(NodeCore):
+    name = "controller"
+
+    def __init__(self, types: MessageTypes, controller: ServicerController, config: ControllerNodeConfig):
+        super().__init__(types)
+        self.controller = controller
+        self.system = controller.system
+        self.config = config
+        check_odometry_topics(self.system, config.odometry, "controller.topics.odometry")
+        self.state = StateAssembler(self.system, config.world_frame)
+        self.period = 1.0 / controller.config.rate
+        self.output: ControlOutput | None = None
+        self.updates = 0
+        self.commands_published = 0
+        self.skipped = 0                  # control periods without a usable state
+        self._pending_trajectory = None
+        self._goal_events: list[tuple[int, str]] = []   # (level, message) since the last report
+        self.goals_accepted = 0
+        self.goals_rejected = 0
+        self.last_goal_message = ""
+        self.state_errors = 0
+        self.last_state_error = ""
+        self._state_errors_since_report = 0
+
+        self.add_subscription(config.joint_states, cv.JOINT_STATE, self.on_joint_state)
+        for subtree in floating_subtrees(self.system):
+            topic = config.odometry[subtree.name]
+            self.add_subscription(topic, cv.ODOMETRY,
+                                  lambda msg, name=subtree.name, topic=topic: self.on_odometry(name, topic, msg))
+        self.add_subscription(config.trajectory, cv.JOINT_TRAJECTORY, self.on_trajectory)
+        self.add_subscription(config.attitude_setpoint, cv.QUATERNION_STAMPED, self.on_setpoint)
+        self.add_publication(config.arm_command, cv.FLOAT64_MULTI_ARRAY)
+        self.has_wheels = len(controller.wheel_joints) > 0
+        if self.has_wheels:
+            self.add_publication(config.wheel_command, cv.FLOAT64_MULTI_ARRAY)
+        self.add_publication(config.diagnostics, cv.DIAGNOSTIC_ARRAY)
+        self.add_timer("control", self.period, self.control, CONTROL)
+        self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR)
+
+    # ---- inputs ----------------------------------------------------------------------------------
+    def _state_error(self, exc: CommandError) -> None:
+        self.state_errors += 1
+        self._state_errors_since_report += 1
+        self.last_state_error = str(exc)
+
+    def on_joint_state(self, msg) -> None:
+        try:
+            self.state.take_joint_state(msg, self.now(), self.config.joint_states)
+        except CommandError as exc:
+            self._state_error(exc)
+
+    def on_odometry(self, subtree: str, topic: str, msg) -> None:
+        try:
+            self.state.take_odometry(subtree, msg, self.now(), topic)
+        except CommandError as exc:
+            self._state_error(exc)
+
+    def on_trajectory(self, msg) -> None:
+        if self.updates == 0:
+            self._pending_trajectory = msg          # set_trajectory needs a measured start state
+            return
+        self._apply_trajectory(msg)
+
+    def _apply_trajectory(self, msg) -> None:
+        try:
+            names, points, start = cv.read_joint_trajectory(msg)
+            report = self.controller.set_trajectory(names, points, start)
+        except CommandError as exc:
+            self._goal_event(cv.ERROR, f"trajectory rejected, keeping the current reference: {exc}")
+            self.goals_rejected += 1
+            return
+        self.goals_accepted += 1
+        self._goal_event(cv.OK, f"trajectory accepted ({report.duration:.3f} s): {report.message}")
+
+    def on_setpoint(self, msg) -> None:
+        try:
+            quat = cv.read_quaternion_stamped(msg, self.config.world_frame, self.config.attitude_setpoint,
+                                              self.config.setpoint_norm_tolerance)
+            self.controller.set_attitude_setpoint(quat)
+        except CommandError as exc:
+            self.goals_rejected += 1
+            self._goal_event(cv.ERROR, f"attitude setpoint rejected, keeping the current one: {exc}")
+            return
+        self.goals_accepted += 1
+        self._goal_event(cv.OK, f"attitude setpoint {np.round(quat, 6).tolist()} accepted")
+
+    def _goal_event(self, level: int, message: str) -> None:
+        self._goal_events.append((level, message))
+        self.last_goal_message = message
+
+    # ---- control ---------------------------------------------------------------------------------
+    def control(self, now: float) -> None:
+        if self.state.age(now) > self.config.state_timeout:
+            self.skipped += 1
+            return
+        try:
+            self.output = self.controller.update(now, self.state.q, self.state.v)
+        except CommandError as exc:        # a state the controller cannot use: publish nothing, report it
+            self._state_error(exc)
+            self.skipped += 1
+            return
+        self.updates += 1
+        self.publish(self.config.arm_command, cv.float64_multi_array(self.types, self.output.arm_torque,
+                                                                     "effort"))
+        if self.has_wheels:
+            self.publish(self.config.wheel_command, cv.float64_multi_array(self.types, self.output.wheel_torque,
+                                                                           "effort"))
+        self.commands_published += 1
+        if self._pending_trajectory is not None:
+            msg, self._pending_trajectory = self._pending_trajectory, None
+            self._apply_trajectory(msg)
+
+    # ---- diagnostics -----------------------------------------------------------------------------
+    def publish_diagnostics(self, now: float) -> None:
+        statuses = []
+        age = self.state.age(now)
+        state_values = [("ready", self.state.ready), ("age_s", age if np.isfinite(age) else -1.0),
+                        ("state_timeout_s", self.config.state_timeout), ("updates", self.updates),
+                        ("skipped_periods", self.skipped), ("state_errors", self.state_errors),
+                        ("last_state_error", self.last_state_error)]
+        if self._state_errors_since_report:
+            level, message = cv.ERROR, f"rejected {self._state_errors_since_report} state message(s): " \
+                                       f"{self.last_state_error}"
+        elif not self.state.ready:
+            level, message = cv.WARN, "waiting for joint_states and odometry: no command published"
+        elif age > self.config.state_timeout:
+            level, message = cv.ERROR, f"state is {age:.3f} s old (timeout {self.config.state_timeout} s): " \
+                                       "no command published"
+        else:
+            level, message = cv.OK, "controlling"
+        self._state_errors_since_report = 0
+        statuses.append(cv.diagnostic_status(self.types, level, f"{self.name}: state", message, self.name,
+                                             state_values))
+
+        events, self._goal_events = self._goal_events, []
+        goal_level = max((lvl for lvl, _ in events), default=cv.OK)
+        goal_message = next((m for lvl, m in reversed(events) if lvl == goal_level), self.last_goal_message) \
+            or "no goal received: holding the first measured pose"
+        out = self.output
+        goal_values = [("goals_accepted", self.goals_accepted), ("goals_rejected", self.goals_rejected)]
+        if out is not None:
+            goal_values += [("trajectory_active", out.trajectory_active),
+                            ("tracking_error_max_rad", out.tracking_error_max),
+                            ("attitude_error_rad", out.attitude_error_angle)]
+        statuses.append(cv.diagnostic_status(self.types, goal_level, f"{self.name}: goals", goal_message,
+                                             self.name, goal_values))
+
+        if out is not None:
+            saturated = [n for n, s in zip(self.controller.arm_joints, out.arm_saturated) if s]
+            speed = [n for n, s in zip(self.controller.wheel_joints, out.wheel_speed_saturated) if s]
+            parts = ([f"arm torque clipped on {saturated}"] if saturated else []) + \
+                    (["wheel torque scaled down"] if out.wheel_torque_saturated else []) + \
+                    ([f"wheel speed limit on {speed}"] if speed else [])
+            values = [(f"arm_torque.{n}", x) for n, x in zip(self.controller.arm_joints, out.arm_torque)] + \
+                     [(f"wheel_torque.{n}", x) for n, x in zip(self.controller.wheel_joints, out.wheel_torque)]
+            statuses.append(cv.diagnostic_status(self.types, cv.WARN if parts else cv.OK,
+                                                 f"{self.name}: actuators", "; ".join(parts) or "within limits",
+                                                 self.name, values))
+        self.publish(self.config.diagnostics, cv.diagnostic_array(self.types, now, statuses))

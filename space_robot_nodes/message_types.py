@@ -1,0 +1,155 @@
+"""Message-class providers: the same node code builds rclpy messages (ROS 2) or rosbags typestore messages.
+
+Type names are the ROS 2 interface names, e.g. ``sensor_msgs/msg/JointState``. `new(typename, **fields)`
+behaves like an rclpy constructor on both providers: omitted fields take their default (zero, empty,
+false; a `geometry_msgs/msg/Quaternion` defaults to w = 1 as in its ROS 2 definition).
+Numeric sequences (``float64[]``) differ between the two libraries (array.array in rclpy, numpy in rosbags):
+build them with `float64_sequence`.
+"""
+from __future__ import annotations
+
+import array
+import importlib
+from typing import Any
+
+import numpy as np
+
+# Fields whose ROS 2 .msg definition gives a non-zero default value (rosbags does not carry defaults).
+_FIELD_DEFAULTS = {("geometry_msgs/msg/Quaternion", "w"): 1.0}
+
+_NUMPY_DTYPES = {
+    "bool": np.bool_, "byte": np.uint8, "char": np.uint8, "int8": np.int8, "uint8": np.uint8, "int16": np.int16,
+    "uint16": np.uint16, "int32": np.int32, "uint32": np.uint32, "int64": np.int64, "uint64": np.uint64,
+    "float32": np.float32, "float64": np.float64,
+}
+
+# The Intera SDK command message (ROS 1 package intera_core_msgs); a ROS 2 build of the package has the same
+# fields with a ROS 2 header. Registered in the rosbags typestore so the standalone runtime can record it.
+INTERA_JOINT_COMMAND = "intera_core_msgs/msg/JointCommand"
+INTERA_JOINT_COMMAND_DEFINITION = """\
+std_msgs/Header header
+int32 mode
+string[] names
+float64[] position
+float64[] velocity
+float64[] acceleration
+float64[] effort
+int32 POSITION_MODE=1
+int32 VELOCITY_MODE=2
+int32 TORQUE_MODE=3
+int32 TRAJECTORY_MODE=4
+"""
+
+
+class MessageTypes:
+    """Interface of a provider: message classes by ROS 2 interface name."""
+
+    def cls(self, typename: str) -> type:
+        raise TypeError(f"{type(self).__name__} does not provide message classes")
+
+    def new(self, typename: str, **fields: Any) -> Any:
+        raise TypeError(f"{type(self).__name__} does not build messages")
+
+    def float64_sequence(self, values) -> Any:
+        raise TypeError(f"{type(self).__name__} does not build sequences")
+
+    def has(self, typename: str) -> bool:
+        try:
+            self.cls(typename)
+        except (KeyError, ImportError, AttributeError, TypeError):
+            return False
+        return True
+
+
+def typename_of(msg: Any) -> str:
+    """ROS 2 interface name of a message object from either provider."""
+    name = getattr(msg, "__msgtype__", None)
+    if isinstance(name, str):
+        return name
+    module = type(msg).__module__.split(".")          # rclpy: sensor_msgs.msg._joint_state
+    return f"{module[0]}/{module[1]}/{type(msg).__name__}"
+
+
+class RosbagsMessageTypes(MessageTypes):
+    """Messages from a rosbags typestore (default: ROS 2 Humble definitions plus Intera's JointCommand)."""
+
+    def __init__(self, typestore=None):
+        if typestore is None:
+            from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+            typestore = get_typestore(Stores.ROS2_HUMBLE)   # a fresh store: registering below is local to it
+            typestore.register(get_types_from_msg(INTERA_JOINT_COMMAND_DEFINITION, INTERA_JOINT_COMMAND))
+        self.typestore = typestore
+        self._defaults: dict[str, tuple] = {}
+
+    def cls(self, typename: str) -> type:
+        return self.typestore.types[typename]
+
+    def float64_sequence(self, values) -> np.ndarray:
+        return np.array(values, dtype=np.float64)
+
+    def new(self, typename: str, **fields: Any) -> Any:
+        names, factories = self._field_defaults(typename)
+        if len(fields) != len(names):
+            unknown = set(fields) - set(names)
+            if unknown:
+                raise TypeError(f"{typename} has no field(s) {sorted(unknown)}")
+            for name, factory in zip(names, factories):
+                if name not in fields:
+                    fields[name] = factory()
+        return self.typestore.types[typename](**fields)
+
+    def _field_defaults(self, typename: str) -> tuple:
+        cached = self._defaults.get(typename)
+        if cached is None:
+            _consts, fielddefs = self.typestore.fielddefs[typename]
+            names = tuple(name for name, _ in fielddefs)
+            factories = tuple(self._factory(typename, name, desc) for name, desc in fielddefs)
+            cached = self._defaults[typename] = (names, factories)
+        return cached
+
+    def _factory(self, typename: str, field: str, desc):
+        from rosbags.interfaces import Nodetype
+
+        kind, detail = desc
+        if kind == Nodetype.BASE:
+            base = detail[0]
+            value = _FIELD_DEFAULTS.get((typename, field),
+                                        "" if base in ("string", "wstring") else False if base == "bool" else 0)
+            if base in ("float32", "float64"):
+                value = float(value)
+            return lambda: value
+        if kind == Nodetype.NAME:
+            return lambda: self.new(detail)
+        (element_kind, element), length = detail
+        if element_kind == Nodetype.BASE and element[0] in _NUMPY_DTYPES:
+            dtype = _NUMPY_DTYPES[element[0]]
+            size = length if kind == Nodetype.ARRAY else 0
+            return lambda: np.zeros(size, dtype=dtype)
+        if kind == Nodetype.SEQUENCE:
+            return list
+        if element_kind == Nodetype.BASE:           # fixed array of strings
+            return lambda: [""] * length
+        return lambda: [self.new(element) for _ in range(length)]
+
+
+class RosMessageTypes(MessageTypes):
+    """Messages from the ROS 2 Python packages (``sensor_msgs.msg.JointState`` ...), imported on first use."""
+
+    def __init__(self):
+        self._classes: dict[str, type] = {}
+
+    def cls(self, typename: str) -> type:
+        found = self._classes.get(typename)
+        if found is None:
+            package, kind, name = typename.split("/")
+            found = getattr(importlib.import_module(f"{package}.{kind}"), name)
+            self._classes[typename] = found
+        return found
+
+    def new(self, typename: str, **fields: Any) -> Any:
+        return self.cls(typename)(**fields)
+
+    def float64_sequence(self, values) -> array.array:
+        # rclpy's generated setters take array.array('d') for float64[] without a per-element check.
+        return array.array("d", np.asarray(values, dtype=np.float64).ravel().tobytes())

@@ -1,0 +1,83 @@
+"""What a node core declares (publications, subscriptions, timers) and how a host drives it.
+
+A host is either the rclpy glue (`space_robot_nodes.ros.node_host`) or the standalone runtime
+(`space_robot_runtime.graph`). The host supplies the message classes, the clock (`now`, seconds) and the
+`publish` sink; the core never imports rclpy.
+
+Timers carry a phase that fixes the order of callbacks due at the same instant in the lockstep runtime,
+mirroring a ros2_control cycle: SENSE (state out), COMMAND (goals/setpoints in), CONTROL (controller update),
+MONITOR, then ACTUATE (the physics step to the next instant). Under rclpy the phase is ignored.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .message_types import MessageTypes
+
+SENSE, COMMAND, CONTROL, MONITOR, ACTUATE = range(5)
+
+
+@dataclass(frozen=True)
+class Publication:
+    topic: str              # relative name
+    msgtype: str            # ROS 2 interface name
+    transient_local: bool = False   # latched: robot_description, tf_static
+
+
+@dataclass(frozen=True)
+class Subscription:
+    topic: str
+    msgtype: str
+    callback: Callable[[Any], None]
+
+
+@dataclass(frozen=True)
+class Timer:
+    name: str
+    period: float           # s
+    callback: Callable[[float], None]   # called with the current time (s)
+    phase: int = CONTROL
+
+
+class NodeCore:
+    """Base class of the node cores: declarations plus the host-provided clock and publisher."""
+
+    name = "node"
+
+    def __init__(self, types: MessageTypes):
+        self.types = types
+        self.publications: list[Publication] = []
+        self.subscriptions: list[Subscription] = []
+        self.timers: list[Timer] = []
+        self._publish: Callable[[str, Any], None] | None = None
+        self._now: Callable[[], float] = lambda: 0.0
+
+    # ---- declarations (called by the core's constructor) ---------------------------------------
+    def add_publication(self, topic: str, msgtype: str, transient_local: bool = False) -> str:
+        self.publications.append(Publication(topic, msgtype, transient_local))
+        return topic
+
+    def add_subscription(self, topic: str, msgtype: str, callback: Callable[[Any], None]) -> None:
+        self.subscriptions.append(Subscription(topic, msgtype, callback))
+
+    def add_timer(self, name: str, period: float, callback: Callable[[float], None], phase: int) -> None:
+        self.timers.append(Timer(name, period, callback, phase))
+
+    # ---- host side ---------------------------------------------------------------------------
+    def attach(self, publish: Callable[[str, Any], None], now: Callable[[], float]) -> None:
+        """Called once by the host before any callback runs."""
+        self._publish = publish
+        self._now = now
+
+    def publish(self, topic: str, msg: Any) -> None:
+        if self._publish is None:
+            raise RuntimeError(f"node {self.name!r} publishes before a host attached it")
+        self._publish(topic, msg)
+
+    def now(self) -> float:
+        return self._now()
+
+    def start(self) -> None:
+        """Called by the host after attach(): publish latched topics here."""
