@@ -19,3 +19,18 @@ def build_model_from_urdf_string(urdf_xml: str, root_joint, root_joint_name: str
     if model is None:
         return pin.buildModelFromXML(urdf_xml, root_joint, root_joint_name)
     return pin.buildModelFromXML(urdf_xml, root_joint, root_joint_name, model)
+
+
+def append_model_at_universe(model, part, placement):
+    """`pin.appendModel(model, part, 0, placement)` with every moving body's inertia as its source model has it.
+
+    Pinocchio 3.x before the fix of stack-of-tasks/pinocchio#2805 (PR #2807, Nov. 2025; 3.4 is affected, 4.1 is
+    not) re-applies the placement of links merged through fixed joints when appending, on both models: e.g. the
+    Sawyer head's centre of mass lands 0.2965 m too high per append. The source models' inertias are right, so
+    they are copied back by joint name (the universe's inertia plays no part in the dynamics).
+    """
+    combined = pin.appendModel(model, part, 0, placement)
+    for source in (model, part):
+        for j in range(1, source.njoints):
+            combined.inertias[combined.getJointId(source.names[j])] = source.inertias[j].copy()
+    return combined

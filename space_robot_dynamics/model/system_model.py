@@ -17,7 +17,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import CommandError, ConfigError
-from ..pinocchio_compat import build_model_from_urdf_string
+from ..pinocchio_compat import append_model_at_universe, build_model_from_urdf_string
 from . import urdf_source
 from .model_config import ModelConfig, SubtreeConfig, mount_rotation
 
@@ -167,6 +167,6 @@ def _append_subtree(model: pin.Model, sub: SubtreeConfig) -> tuple[pin.Model, Su
     for name in part.names[1:]:
         if model.existJointName(name):
             raise ConfigError(f"{field}.frame_prefix", f"joint name {name!r} is already in the model")
-    model = pin.appendModel(model, part, 0, mount)
+    model = append_model_at_universe(model, part, mount)
     root_id = 0 if root_joint is None else model.getJointId(sub.root_joint_name)
     return model, Subtree(sub, root_id, 0)
