@@ -106,11 +106,11 @@ class SphericalAirBearing:
 
 def _vector(x, size: int, field: str) -> np.ndarray:
     try:
-        x = np.asarray(x, dtype=float).reshape(-1)
+        x = np.asarray(x, dtype=float)
     except (TypeError, ValueError) as exc:
         raise CommandError(field, f"not a numeric vector: {exc}") from exc
     if x.shape != (size,):
-        raise CommandError(field, f"expected {size} values, got {x.size}")
+        raise CommandError(field, f"expected a vector of {size} values, got shape {x.shape}")
     if not np.all(np.isfinite(x)):
         raise CommandError(field, f"non-finite values at indices {np.flatnonzero(~np.isfinite(x)).tolist()}")
     return x
