@@ -35,23 +35,24 @@ from space_robot_dynamics.errors import CommandError, ConfigError
 _UNIT_TOLERANCE = 1e-2    # a setpoint quaternion may be off unit norm by this much (it is then normalized)
 
 
-def quaternion_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product a (x) b of quaternions stored (x, y, z, w)."""
+def quaternion_multiply(a, b) -> tuple:
+    """Hamilton product a (x) b of quaternions stored (x, y, z, w) (sequences of 4 floats; plain floats
+    because this runs at the control rate and numpy's per-element overhead dominates at this size)."""
     ax, ay, az, aw = a
     bx, by, bz, bw = b
-    return np.array([aw * bx + bw * ax + ay * bz - az * by,
-                     aw * by + bw * ay + az * bx - ax * bz,
-                     aw * bz + bw * az + ax * by - ay * bx,
-                     aw * bw - ax * bx - ay * by - az * bz])
+    return (aw * bx + bw * ax + ay * bz - az * by,
+            aw * by + bw * ay + az * bx - ax * bz,
+            aw * bz + bw * az + ax * by - ay * bx,
+            aw * bw - ax * bx - ay * by - az * bz)
 
 
 def quaternion_error(orientation_xyzw: np.ndarray, setpoint_xyzw: np.ndarray) -> tuple[np.ndarray, float]:
     """Eq. (1): (e, angle): shortest-path error vector (bus frame, dimensionless) and error angle (rad)."""
-    qd_conj = np.array([-setpoint_xyzw[0], -setpoint_xyzw[1], -setpoint_xyzw[2], setpoint_xyzw[3]])
-    qe = quaternion_multiply(qd_conj, orientation_xyzw)
-    e = qe[:3] if qe[3] >= 0.0 else -qe[:3]
-    angle = 2.0 * math.atan2(float(np.linalg.norm(qe[:3])), abs(float(qe[3])))
-    return e, angle
+    qd_conj = (-float(setpoint_xyzw[0]), -float(setpoint_xyzw[1]), -float(setpoint_xyzw[2]), float(setpoint_xyzw[3]))
+    ex, ey, ez, ew = quaternion_multiply(qd_conj, [float(c) for c in orientation_xyzw])
+    sign = 1.0 if ew >= 0.0 else -1.0
+    angle = 2.0 * math.atan2(math.sqrt(ex * ex + ey * ey + ez * ez), abs(ew))
+    return np.array([sign * ex, sign * ey, sign * ez]), angle
 
 
 def unit_quaternion(quat_xyzw, field: str = "setpoint") -> np.ndarray:
@@ -111,7 +112,7 @@ class AttitudeGains:
         return cls(2.0 * natural_frequency**2 * inertia, 2.0 * damping_ratio * natural_frequency * inertia)
 
 
-@dataclass(frozen=True)
+@dataclass
 class AttitudeCommand:
     """Output of one attitude update.
 
@@ -158,7 +159,7 @@ class AttitudeController:
         """Wheel torques giving `body_torque` on the bus within the limits: (tau_w, scale, speed-saturated)."""
         tau = -self.allocation @ body_torque
         blocked = (np.abs(wheel_speed) >= self.max_speed) & (tau * wheel_speed > 0.0)
-        if blocked.any():
+        if blocked.any():   # rare: a wheel at its speed limit
             keep = ~blocked
             tau = np.zeros_like(tau)
             if keep.any():
@@ -168,7 +169,7 @@ class AttitudeController:
                 spin_up = keep & (np.abs(wheel_speed) >= self.max_speed) & (tau * wheel_speed > 0.0)
                 tau[spin_up] = 0.0
                 blocked |= spin_up
-        peak = np.max(np.abs(tau) / self.max_torque) if len(tau) else 0.0
+        peak = float((np.abs(tau) / self.max_torque).max(initial=0.0))
         scale = 1.0 if peak <= 1.0 else 1.0 / peak
         return tau * scale, scale, blocked
 

@@ -32,7 +32,7 @@ import numpy as np
 import pinocchio as pin
 
 
-@dataclass(frozen=True)
+@dataclass
 class ReducedDynamics:
     """Eqs. (1)-(3) at one state. Sizes: nc controlled, np passive coordinates (orders as the indices).
 
@@ -76,10 +76,10 @@ class FreeFloatingComputedTorque:
         self.passive = np.flatnonzero(mask)
         self.effort_limit = (np.full(len(self.controlled), np.inf) if effort_limit is None
                              else np.asarray(effort_limit, dtype=float).reshape(len(self.controlled)))
-        self._cc = np.ix_(self.controlled, self.controlled)
-        self._pp = np.ix_(self.passive, self.passive)
-        self._pc = np.ix_(self.passive, self.controlled)
-        self._identity = np.eye(len(self.passive))
+        n_p, n_c = len(self.passive), len(self.controlled)
+        # Right-hand side of the one solve in reduce(): [I | M_pc | h_p]; the identity block is fixed.
+        self._rhs = np.zeros((n_p, n_p + n_c + 1))
+        self._rhs[:, :n_p] = np.eye(n_p)
 
     def passive_index(self, v_index: int) -> int:
         """Position of velocity index `v_index` among the passive coordinates."""
@@ -92,16 +92,19 @@ class FreeFloatingComputedTorque:
         """Eqs. (1)-(3) at (q, v): one crba, one nonLinearEffects and one linear solve of size np."""
         M = pin.crba(self.model, self.data, q)
         h = pin.nonLinearEffects(self.model, self.data, q, v)
-        M_pc = M[self._pc]
-        nc = len(self.controlled)
+        n_p, n_c = len(self.passive), len(self.controlled)
+        rows_p = M[self.passive]
+        M_pc = rows_p[:, self.controlled]
+        h_p = h[self.passive]
+        rhs = self._rhs
+        rhs[:, n_p:n_p + n_c] = M_pc
+        rhs[:, -1] = h_p
         # One solve gives M_pp^-1, M_pp^-1 M_pc and M_pp^-1 h_p (M_pp is symmetric positive definite).
-        rhs = np.hstack((self._identity, M_pc, h[self.passive, None]))
-        sol = np.linalg.solve(M[self._pp], rhs)
-        n_p = len(self.passive)
-        Z, W, y = sol[:, :n_p], sol[:, n_p:n_p + nc], sol[:, n_p + nc]
-        H_star = M[self._cc] - M_pc.T @ W
+        sol = np.linalg.solve(rows_p[:, self.passive], rhs)
+        Z, W, y = sol[:, :n_p], sol[:, n_p:n_p + n_c], sol[:, -1]
+        H_star = M[self.controlled][:, self.controlled] - M_pc.T @ W
         c_star = h[self.controlled] - M_pc.T @ y
-        return ReducedDynamics(0.5 * (H_star + H_star.T), c_star, Z, W, y)
+        return ReducedDynamics(H_star, c_star, Z, W, y)     # H* symmetric to round-off (M_cp = M_pc^T)
 
     def clip(self, torque: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Clip to +-effort_limit (N m). Returns (applied torque, mask of clipped joints)."""

@@ -75,7 +75,7 @@ class TrajectoryReport:
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class Reference:
     """Desired joint positions (rad), velocities (rad/s), accelerations (rad/s^2) at one time.
 

@@ -12,7 +12,8 @@ One update (all quantities at time t, from the full model state (q, v)):
    mapping a torque on the bus to its angular acceleration; then the quaternion PD and wheel allocation of
    attitude_control.py. Without saturation the bus then obeys the PD alone: alpha = K T_pd;
 5. arm torques by eq. 2 there, with the wheel torques of step 4 in the model of what happens; clipped to
-   the URDF effort limits (reported).
+   the URDF effort limits (reported; the feed-forward of step 4 then assumed an acceleration the arm
+   does not reach, so the attitude loop sees a disturbance its feedback has to take).
 With `joint_tracking` off the arm gets zero torque and is modelled as passive; with `attitude_hold` off
 the wheels get zero torque.
 """
@@ -34,7 +35,7 @@ from .joint_trajectory import JointLimits, JointTrajectoryFollower, TrajectoryRe
 _BUS_JOINTS = ("free_flyer", "spherical")
 
 
-@dataclass(frozen=True)
+@dataclass
 class ControlOutput:
     """Commands and status of one update. Arm vectors follow `ServicerController.arm_joints`, wheel vectors
     `ServicerController.wheel_joints` (the configured output orders).
@@ -169,6 +170,11 @@ class ServicerController:
         t, q, v = self._last
         return self.follower.set_trajectory(joint_names, points, t, q[self._arm_q], v[self._arm_v], start_time)
 
+    def stop_trajectory(self) -> None:
+        """Drop the trajectory (e.g. a cancelled goal) and hold the arm where the last update measured it."""
+        if self._last is not None:
+            self.follower.hold(self._last[1][self._arm_q])
+
     def set_attitude_setpoint(self, quat_xyzw) -> None:
         """Desired bus orientation, base_link -> world, (x, y, z, w). CommandError if not a unit quaternion."""
         if self.attitude is None:
@@ -209,7 +215,7 @@ class ServicerController:
             feedforward = None
             if self.config.attitude_hold.feedforward:
                 alpha0 = reduced.passive_acceleration(a_controlled, passive_force)[self._bus_wp]
-                K = reduced.passive_inverse[np.ix_(self._bus_wp, self._bus_wp)]
+                K = reduced.passive_inverse[self._bus_wp][:, self._bus_wp]
                 feedforward = -np.linalg.solve(K, alpha0)
             cmd = self.attitude.update(self.bus_orientation(q), v[self._bus_w], v[self._wheel_v], feedforward)
             wheel_torque, angle = cmd.wheel_torque, cmd.error_angle

@@ -151,3 +151,14 @@ def test_same_inputs_give_bit_identical_outputs(system, config):
         outs.append(ctl.update(0.5, q, v))
     assert np.array_equal(outs[0].arm_torque, outs[1].arm_torque)
     assert np.array_equal(outs[0].wheel_torque, outs[1].wheel_torque)
+
+
+def test_stop_trajectory_holds_the_measured_pose(system, config):
+    q, v = moving_state(system)
+    ctl = ServicerController(system, config)
+    ctl.update(0.0, q, v)
+    ctl.set_trajectory(list(system.arm_joints), [([0.3] * 7, None, None, 3.0)])
+    assert ctl.update(1.0, q, v).trajectory_active
+    ctl.stop_trajectory()
+    out = ctl.update(1.001, q, v)
+    assert not out.trajectory_active and np.allclose(out.tracking_error, 0.0)
