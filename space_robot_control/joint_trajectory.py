@@ -221,7 +221,7 @@ class JointTrajectoryFollower:
             raise CommandError("joint_names", f"must be a non-empty list of joint names, got {joint_names!r}")
         columns, seen = [], set()
         for i, name in enumerate(joint_names):
-            if name not in self._index:
+            if not isinstance(name, str) or name not in self._index:
                 raise CommandError(f"joint_names[{i}]", f"unknown joint {name!r} (controlled joints: "
                                                         f"{list(self.joint_names)})")
             if name in seen:
@@ -245,9 +245,9 @@ class JointTrajectoryFollower:
                 raise CommandError(field, "must be (positions, velocities, accelerations, time_from_start)")
             pos, vel, acc, tfs = point
             knots_q[k, columns] = _finite_vector(pos, width, f"{field}.positions")
-            if vel is not None and len(vel) > 0:
+            if not _absent(vel):
                 knots_v[k, columns] = _finite_vector(vel, width, f"{field}.velocities")
-            if acc is not None and len(acc) > 0:
+            if not _absent(acc):
                 knots_a[k, columns] = _finite_vector(acc, width, f"{field}.accelerations")
             times[k] = _finite_number(tfs, f"{field}.time_from_start")
             if times[k] < 0.0:
@@ -303,6 +303,16 @@ class JointTrajectoryFollower:
             why = (f"{self.joint_names[ja]} acceleration {a_ratio[ka, ja]**2 * lim.acceleration[ja]:.4g} rad/s^2 > "
                    f"limit {lim.acceleration[ja]:.4g} rad/s^2 on the way to points[{ka + offset}]")
         return ratio, why
+
+
+def _absent(values) -> bool:
+    """None or an empty list: the optional field is not given (ROS leaves unused arrays empty)."""
+    if values is None:
+        return True
+    try:
+        return len(values) == 0
+    except TypeError:        # a scalar: present, and _finite_vector will reject its shape
+        return False
 
 
 def _finite_number(value, field: str) -> float:

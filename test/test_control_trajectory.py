@@ -8,6 +8,8 @@ velocity/acceleration after time scaling, and the closed-form rest-to-rest quint
 """
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from space_robot_control.joint_trajectory import JointLimits, JointTrajectoryFollower, TrajectoryPoint
 from space_robot_dynamics.errors import CommandError
@@ -57,11 +59,11 @@ def test_reference_is_consistent_and_c2_smooth():
     # The jerk jumps at the knots (C2, not C3): there the central difference errs by dt * jump / 4,
     # 2.5e-4 s * O(5 rad/s^3) / 4 ~ 3e-4; elsewhere by O(dt^2). An inconsistent rate would err by O(1).
     assert np.abs((v[2:] - v[:-2]) / (2 * dt) - a[1:-1]).max() < 2e-3
-    for knot, given in ((1.5, points[0]), (3.0, points[1])):
+    for knot, point in ((1.5, points[0]), (3.0, points[1])):
         before, after = f.sample(knot - 1e-9), f.sample(knot + 1e-9)
         assert np.abs(after.accelerations - before.accelerations).max() < 1e-6
-        assert np.allclose(f.sample(knot).positions, given.positions, atol=1e-12)
-        assert np.allclose(f.sample(knot).velocities, given.velocities or [0, 0, 0], atol=1e-12)
+        assert np.allclose(f.sample(knot).positions, point.positions, atol=1e-12)
+        assert np.allclose(f.sample(knot).velocities, point.velocities or [0, 0, 0], atol=1e-12)
 
 
 def test_starts_from_the_current_state_and_replaces_a_running_trajectory_smoothly():
@@ -112,6 +114,11 @@ def test_partial_goals_hold_the_missing_joints_when_allowed():
     (NAMES, [([0, 0, float("nan")], None, None, 1.0)], "points[0].positions"),
     (NAMES, [([0, 0, 0], [0, float("inf"), 0], None, 1.0)], "points[0].velocities"),
     (NAMES, [([0, 0, 0], None, [0, 0], 1.0)], "points[0].accelerations"),
+    (NAMES, [([0, 0, 0], 0.5, None, 1.0)], "points[0].velocities"),
+    (NAMES, [("abc", None, None, 1.0)], "points[0].positions"),
+    (NAMES, [([0, 0, 0], None, None, "1 s")], "points[0].time_from_start"),
+    (["j0", ["j1"], "j2"], [([0, 0, 0], None, None, 1.0)], "joint_names[1]"),
+    ("j0", [([0], None, None, 1.0)], "joint_names"),
     (NAMES, [([0, 0, 0], None, None, float("nan"))], "points[0].time_from_start"),
     (NAMES, [([0, 0, 0], None, None, -1.0)], "points[0].time_from_start"),
     (NAMES, [([0, 0, 0], None, None, 1.0), ([0.1, 0, 0], None, None, 1.0)], "points[1].time_from_start"),
@@ -175,3 +182,22 @@ def test_reject_policy_refuses_and_says_why():
     assert "j0 velocity" in str(err.value) and "reject" in str(err.value)
     report = f.set_trajectory(NAMES, [([1.5, 0.0, 0.0], None, None, 3.0)], 0.0, np.zeros(3), np.zeros(3))
     assert report.time_scale == 1.0                                 # 15/8 * 1.5 / 3 = 0.94 rad/s: within limits
+
+
+values = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=3),
+                   st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), max_size=4))
+
+
+@settings(max_examples=100, deadline=None)
+@given(names=st.lists(st.sampled_from(NAMES + ["x", ""]), max_size=4),
+       points=st.lists(st.tuples(values, values, values, values), max_size=3))
+def test_arbitrary_goals_are_accepted_or_rejected_with_command_error(names, points):
+    """Whatever arrives, the follower either accepts it or raises CommandError, and its reference stays finite."""
+    f = follower()
+    try:
+        f.set_trajectory(names, points, 0.0, np.zeros(3), np.zeros(3))
+    except CommandError:
+        pass
+    for t in (0.0, 0.5, 100.0):
+        ref = f.sample(t)
+        assert np.all(np.isfinite(ref.positions)) and np.all(np.isfinite(ref.accelerations))
