@@ -67,22 +67,16 @@ class ControllerCore(NodeCore):
         self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR)
 
     # ---- inputs ----------------------------------------------------------------------------------
-    def _state_error(self, exc: CommandError) -> None:
+    def _state_error(self, error: str) -> None:
         self.state_errors += 1
         self._state_errors_since_report += 1
-        self.last_state_error = str(exc)
+        self.last_state_error = error
 
     def on_joint_state(self, msg) -> None:
-        try:
-            self.state.take_joint_state(msg, self.now(), self.config.joint_states)
-        except CommandError as exc:
-            self._state_error(exc)
+        self.state.hold_joint_state(msg, self.now(), self.config.joint_states)
 
     def on_odometry(self, subtree: str, topic: str, msg) -> None:
-        try:
-            self.state.take_odometry(subtree, msg, self.now(), topic)
-        except CommandError as exc:
-            self._state_error(exc)
+        self.state.hold_odometry(subtree, msg, self.now(), topic)
 
     def on_trajectory(self, msg) -> None:
         if self.updates == 0:
@@ -119,13 +113,15 @@ class ControllerCore(NodeCore):
 
     # ---- control ---------------------------------------------------------------------------------
     def control(self, now: float) -> None:
+        for error in self.state.update():      # a rejected message leaves that part's last value (and age)
+            self._state_error(error)
         if self.state.age(now) > self.config.state_timeout:
             self.skipped += 1
             return
         try:
             self.output = self.controller.update(now, self.state.q, self.state.v)
         except CommandError as exc:        # a state the controller cannot use: publish nothing, report it
-            self._state_error(exc)
+            self._state_error(str(exc))
             self.skipped += 1
             return
         self.updates += 1

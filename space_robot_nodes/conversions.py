@@ -1,6 +1,7 @@
 """Every conversion between numpy quantities and ROS messages used by the nodes, in one place.
 
-Builders take a `MessageTypes` provider first, so they produce rclpy or rosbags messages alike. Readers
+Builders take a `MessageTypes` provider first, so they produce rclpy or rosbags messages alike; they pass
+every field (`make`, the fast path) except where a message's defaults are wanted (`new`). Readers
 accept messages from either library and raise CommandError naming the field when a message is malformed
 (wrong lengths, NaN/inf, unknown joints), so no node passes a bad value on.
 
@@ -47,12 +48,12 @@ def nanoseconds(t: float) -> int:
 
 def time_msg(types: MessageTypes, t: float):
     sec, nanosec = divmod(nanoseconds(t), NANOSECONDS)
-    return types.new("builtin_interfaces/msg/Time", sec=sec, nanosec=nanosec)
+    return types.make("builtin_interfaces/msg/Time", sec=sec, nanosec=nanosec)
 
 
 def duration_msg(types: MessageTypes, t: float):
     sec, nanosec = divmod(nanoseconds(t), NANOSECONDS)
-    return types.new("builtin_interfaces/msg/Duration", sec=sec, nanosec=nanosec)
+    return types.make("builtin_interfaces/msg/Duration", sec=sec, nanosec=nanosec)
 
 
 def seconds(stamp) -> float:
@@ -61,20 +62,20 @@ def seconds(stamp) -> float:
 
 
 def header(types: MessageTypes, t: float, frame_id: str = ""):
-    return types.new("std_msgs/msg/Header", stamp=time_msg(types, t), frame_id=frame_id)
+    return types.make("std_msgs/msg/Header", stamp=time_msg(types, t), frame_id=frame_id)
 
 
 def clock(types: MessageTypes, t: float):
-    return types.new(CLOCK, clock=time_msg(types, t))
+    return types.make(CLOCK, clock=time_msg(types, t))
 
 
 # ---- small std_msgs ----------------------------------------------------------------------------
 def string(types: MessageTypes, text: str):
-    return types.new(STRING, data=text)
+    return types.make(STRING, data=text)
 
 
 def float64(types: MessageTypes, value: float):
-    return types.new(FLOAT64, data=float(value))
+    return types.make(FLOAT64, data=float(value))
 
 
 def empty(types: MessageTypes):
@@ -84,9 +85,9 @@ def empty(types: MessageTypes):
 def float64_multi_array(types: MessageTypes, data, label: str = ""):
     """A one-dimensional Float64MultiArray; `label` names what the entries are (layout.dim[0].label)."""
     values = np.asarray(data, dtype=float)
-    dim = types.new("std_msgs/msg/MultiArrayDimension", label=label, size=len(values), stride=len(values))
-    layout = types.new("std_msgs/msg/MultiArrayLayout", dim=[dim], data_offset=0)
-    return types.new(FLOAT64_MULTI_ARRAY, layout=layout, data=types.float64_sequence(values))
+    dim = types.make("std_msgs/msg/MultiArrayDimension", label=label, size=len(values), stride=len(values))
+    layout = types.make("std_msgs/msg/MultiArrayLayout", dim=[dim], data_offset=0)
+    return types.make(FLOAT64_MULTI_ARRAY, layout=layout, data=types.float64_sequence(values))
 
 
 def read_command_vector(msg, size: int, field: str) -> np.ndarray:
@@ -104,7 +105,7 @@ def read_command_vector(msg, size: int, field: str) -> np.ndarray:
 
 # ---- joint states ------------------------------------------------------------------------------
 def joint_state(types: MessageTypes, t: float, names: Sequence[str], position, velocity, effort):
-    return types.new(JOINT_STATE, header=header(types, t), name=list(names),
+    return types.make(JOINT_STATE, header=header(types, t), name=list(names),
                      position=types.float64_sequence(position), velocity=types.float64_sequence(velocity),
                      effort=types.float64_sequence(effort))
 
@@ -115,17 +116,20 @@ def read_joint_state(msg, names: Sequence[str], field: str = "joint_states") -> 
     Raises CommandError if a joint is missing, the arrays disagree in length or a value is not finite.
     An empty velocity array is allowed by the message definition but not here: the controllers need rates.
     """
-    msg_names = list(msg.name)
+    msg_names = msg.name
     position = np.asarray(msg.position, dtype=float)
     velocity = np.asarray(msg.velocity, dtype=float)
     if len(position) != len(msg_names) or len(velocity) != len(msg_names):
         raise CommandError(field, f"{len(msg_names)} names but {len(position)} positions and "
                            f"{len(velocity)} velocities")
-    index = {name: i for i, name in enumerate(msg_names)}
-    missing = [name for name in names if name not in index]
-    if missing:
-        raise CommandError(f"{field}.name", f"missing joints {missing}")
-    rows = [index[name] for name in names]
+    if list(msg_names) == list(names):          # the usual case: the publisher uses our order
+        rows = slice(None)
+    else:
+        index = {name: i for i, name in enumerate(msg_names)}
+        missing = [name for name in names if name not in index]
+        if missing:
+            raise CommandError(f"{field}.name", f"missing joints {missing}")
+        rows = [index[name] for name in names]
     position, velocity = position[rows], velocity[rows]
     if not (np.isfinite(position).all() and np.isfinite(velocity).all()):
         bad = [names[i] for i in np.flatnonzero(~(np.isfinite(position) & np.isfinite(velocity)))]
@@ -135,15 +139,15 @@ def read_joint_state(msg, names: Sequence[str], field: str = "joint_states") -> 
 
 # ---- geometry ----------------------------------------------------------------------------------
 def point(types: MessageTypes, xyz):
-    return types.new("geometry_msgs/msg/Point", x=float(xyz[0]), y=float(xyz[1]), z=float(xyz[2]))
+    return types.make("geometry_msgs/msg/Point", x=float(xyz[0]), y=float(xyz[1]), z=float(xyz[2]))
 
 
 def vector3(types: MessageTypes, xyz):
-    return types.new("geometry_msgs/msg/Vector3", x=float(xyz[0]), y=float(xyz[1]), z=float(xyz[2]))
+    return types.make("geometry_msgs/msg/Vector3", x=float(xyz[0]), y=float(xyz[1]), z=float(xyz[2]))
 
 
 def quaternion(types: MessageTypes, xyzw):
-    return types.new("geometry_msgs/msg/Quaternion", x=float(xyzw[0]), y=float(xyzw[1]), z=float(xyzw[2]),
+    return types.make("geometry_msgs/msg/Quaternion", x=float(xyzw[0]), y=float(xyzw[1]), z=float(xyzw[2]),
                      w=float(xyzw[3]))
 
 
@@ -156,11 +160,11 @@ def xyzw_of(msg) -> np.ndarray:
 
 
 def vector3_stamped(types: MessageTypes, t: float, frame_id: str, xyz):
-    return types.new(VECTOR3_STAMPED, header=header(types, t, frame_id), vector=vector3(types, xyz))
+    return types.make(VECTOR3_STAMPED, header=header(types, t, frame_id), vector=vector3(types, xyz))
 
 
 def quaternion_stamped(types: MessageTypes, t: float, frame_id: str, xyzw):
-    return types.new(QUATERNION_STAMPED, header=header(types, t, frame_id), quaternion=quaternion(types, xyzw))
+    return types.make(QUATERNION_STAMPED, header=header(types, t, frame_id), quaternion=quaternion(types, xyzw))
 
 
 def read_quaternion_stamped(msg, frame_id: str, field: str, norm_tolerance: float) -> np.ndarray:
@@ -188,13 +192,13 @@ def covariance(size: int = 36) -> np.ndarray:
 def odometry(types: MessageTypes, t: float, frame_id: str, child_frame_id: str, position, orientation_xyzw,
              linear_velocity, angular_velocity):
     """Pose of `child_frame_id` in `frame_id`; twist of `child_frame_id` expressed in `child_frame_id`."""
-    pose = types.new("geometry_msgs/msg/Pose", position=point(types, position),
+    pose = types.make("geometry_msgs/msg/Pose", position=point(types, position),
                      orientation=quaternion(types, orientation_xyzw))
-    twist = types.new("geometry_msgs/msg/Twist", linear=vector3(types, linear_velocity),
+    twist = types.make("geometry_msgs/msg/Twist", linear=vector3(types, linear_velocity),
                       angular=vector3(types, angular_velocity))
-    return types.new(ODOMETRY, header=header(types, t, frame_id), child_frame_id=child_frame_id,
-                     pose=types.new("geometry_msgs/msg/PoseWithCovariance", pose=pose, covariance=covariance()),
-                     twist=types.new("geometry_msgs/msg/TwistWithCovariance", twist=twist,
+    return types.make(ODOMETRY, header=header(types, t, frame_id), child_frame_id=child_frame_id,
+                     pose=types.make("geometry_msgs/msg/PoseWithCovariance", pose=pose, covariance=covariance()),
+                     twist=types.make("geometry_msgs/msg/TwistWithCovariance", twist=twist,
                                      covariance=covariance()))
 
 
@@ -204,25 +208,26 @@ def read_odometry(msg, frame_id: str, child_frame_id: str, field: str):
         raise CommandError(f"{field}.header.frame_id", f"must be {frame_id!r}, got {msg.header.frame_id!r}")
     if msg.child_frame_id != child_frame_id:
         raise CommandError(f"{field}.child_frame_id", f"must be {child_frame_id!r}, got {msg.child_frame_id!r}")
-    pose, twist = msg.pose.pose, msg.twist.twist
-    values = (xyz_of(pose.position), xyzw_of(pose.orientation), xyz_of(twist.linear), xyz_of(twist.angular))
-    if not all(np.isfinite(v).all() for v in values):
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+    values = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w, lin.x, lin.y, lin.z, ang.x, ang.y, ang.z], dtype=float)
+    if not np.isfinite(values).all():
         raise CommandError(field, "non-finite pose or twist")
-    norm = float(np.linalg.norm(values[1]))
+    norm = math.sqrt(values[3] ** 2 + values[4] ** 2 + values[5] ** 2 + values[6] ** 2)
     if abs(norm - 1.0) > 1e-6:
         raise CommandError(f"{field}.pose.pose.orientation", f"not a unit quaternion (norm {norm:.9g})")
-    return values
+    return values[0:3], values[3:7], values[7:10], values[10:13]
 
 
 def transform_stamped(types: MessageTypes, t: float, parent: str, child: str, translation, rotation_xyzw):
-    transform = types.new("geometry_msgs/msg/Transform", translation=vector3(types, translation),
+    transform = types.make("geometry_msgs/msg/Transform", translation=vector3(types, translation),
                           rotation=quaternion(types, rotation_xyzw))
-    return types.new("geometry_msgs/msg/TransformStamped", header=header(types, t, parent), child_frame_id=child,
+    return types.make("geometry_msgs/msg/TransformStamped", header=header(types, t, parent), child_frame_id=child,
                      transform=transform)
 
 
 def tf_message(types: MessageTypes, transforms: list):
-    return types.new(TF_MESSAGE, transforms=list(transforms))
+    return types.make(TF_MESSAGE, transforms=list(transforms))
 
 
 # ---- trajectories ------------------------------------------------------------------------------
@@ -233,7 +238,7 @@ def joint_trajectory(types: MessageTypes, t: float, joint_names: Sequence[str],
                             positions=types.float64_sequence(positions),
                             time_from_start=duration_msg(types, time_from_start))
                   for time_from_start, positions in points]
-    return types.new(JOINT_TRAJECTORY, header=header(types, t), joint_names=list(joint_names), points=msg_points)
+    return types.make(JOINT_TRAJECTORY, header=header(types, t), joint_names=list(joint_names), points=msg_points)
 
 
 def read_joint_trajectory(msg):
@@ -269,8 +274,8 @@ def format_value(value) -> str:
 
 def diagnostic_status(types: MessageTypes, level: int, name: str, message: str, hardware_id: str = "",
                       values: Iterable[tuple[str, object]] = ()):
-    key_values = [types.new("diagnostic_msgs/msg/KeyValue", key=str(k), value=format_value(v)) for k, v in values]
-    return types.new(DIAGNOSTIC_STATUS, level=_level_value(types, level), name=name, message=message,
+    key_values = [types.make("diagnostic_msgs/msg/KeyValue", key=str(k), value=format_value(v)) for k, v in values]
+    return types.make(DIAGNOSTIC_STATUS, level=_level_value(types, level), name=name, message=message,
                      hardware_id=hardware_id, values=key_values)
 
 
@@ -285,4 +290,4 @@ def level_of(status) -> int:
 
 
 def diagnostic_array(types: MessageTypes, t: float, statuses: list):
-    return types.new(DIAGNOSTIC_ARRAY, header=header(types, t), status=list(statuses))
+    return types.make(DIAGNOSTIC_ARRAY, header=header(types, t), status=list(statuses))

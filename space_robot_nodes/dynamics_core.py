@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from space_robot_dynamics.errors import SimulationDivergedError
+from space_robot_dynamics.errors import ConfigError, SimulationDivergedError
 from space_robot_dynamics.simulation.simulator import Simulator
 from space_robot_dynamics.simulation.system_momentum import momentum_state
 
@@ -49,10 +49,16 @@ class DynamicsCore(NodeCore):
         self.system = simulator.system
         self.config = config
         check_odometry_topics(self.system, config.odometry, "dynamics.topics.odometry")
+        unknown = sorted(set(config.odometry_rates) - set(config.odometry))
+        if unknown:
+            raise ConfigError("dynamics.rates.odometry", f"no odometry topic for subtree(s) {unknown}")
         self.arm_input = CommandInput("arm_command", self.system.arm_joints, config.command_timeout)
         self.wheel_input = CommandInput("wheel_command", self.system.wheel_joints, config.command_timeout)
         self.joint_names = list(self.system.arm_joints + self.system.wheel_joints)
-        self._joint_q = [self.system.q_slice(n) for n in self.joint_names]
+        slices = [self.system.q_slice(n) for n in self.joint_names]
+        self._cos_q = np.array([s.start if s.stop - s.start == 2 else -1 for s in slices], dtype=int)
+        self._angle_q = np.array([s.start for s in slices], dtype=int)
+        self._continuous = self._cos_q >= 0
         self._joint_v = np.array([self.system.v_index(n) for n in self.joint_names], dtype=int)
         self._bases = BaseKinematics(self.system)
         self._momentum_data = self.system.model.createData()
@@ -72,7 +78,11 @@ class DynamicsCore(NodeCore):
         if self.system.wheel_joints:
             self.add_subscription(config.wheel_command, cv.FLOAT64_MULTI_ARRAY,
                                   lambda msg: self.wheel_input.offer(msg, self.now()))
-        self.add_timer("state", 1.0 / config.state_rate, self.publish_state, SENSE)
+        self.add_timer("joint_states", 1.0 / config.state_rate, self.publish_joint_state, SENSE)
+        for subtree in floating_subtrees(self.system):
+            self.add_timer(f"odometry.{subtree.name}",
+                           1.0 / config.odometry_rates.get(subtree.name, config.state_rate),
+                           lambda _now, subtree=subtree: self.publish_odometry(subtree), SENSE)
         self.add_timer("tf", 1.0 / config.tf_rate, self.publish_tf, SENSE)
         self.add_timer("clock", 1.0 / config.clock_rate, self.publish_clock, SENSE)
         self.add_timer("momentum", 1.0 / config.momentum_rate, self.publish_momentum, SENSE)
@@ -99,21 +109,29 @@ class DynamicsCore(NodeCore):
     # ---- outputs -------------------------------------------------------------------------------
     def joint_state_message(self):
         s, system = self.sim.state, self.system
-        position = [float(np.arctan2(s.q[qs.start + 1], s.q[qs.start])) if qs.stop - qs.start == 2
-                    else float(s.q[qs.start]) for qs in self._joint_q]
+        position = s.q[self._angle_q]                 # revolute joints: the angle itself
+        if self._continuous.any():                     # continuous joints: stored as (cos, sin)
+            cos_q = self._cos_q[self._continuous]
+            position[self._continuous] = np.arctan2(s.q[cos_q + 1], s.q[cos_q])
         arm, wheel = applied_torques(self.sim)
         effort = np.concatenate([arm, wheel]) if len(system.wheel_joints) else np.asarray(arm)
         return cv.joint_state(self.types, s.t, self.joint_names, position, s.v[self._joint_v], effort)
 
-    def publish_state(self, _now: float | None = None) -> None:
-        s = self.sim.state
+    def publish_joint_state(self, _now: float | None = None) -> None:
         self.publish(self.config.joint_states, self.joint_state_message())
-        bases = self._bases.compute(s.q, s.v)
+
+    def publish_odometry(self, subtree) -> None:
+        s = self.sim.state
+        base = self._bases.compute_one(subtree, s.q, s.v)
+        self.publish(self.config.odometry[subtree.name],
+                     cv.odometry(self.types, s.t, self.config.world_frame, subtree.base_link, base.position,
+                                 base.orientation_xyzw, base.linear_velocity, base.angular_velocity))
+
+    def publish_state(self) -> None:
+        """joint_states and every odometry now (the runtime's final sample)."""
+        self.publish_joint_state()
         for subtree in floating_subtrees(self.system):
-            base = bases[subtree.name]
-            self.publish(self.config.odometry[subtree.name],
-                         cv.odometry(self.types, s.t, self.config.world_frame, subtree.base_link, base.position,
-                                     base.orientation_xyzw, base.linear_velocity, base.angular_velocity))
+            self.publish_odometry(subtree)
 
     def publish_tf(self, _now: float | None = None) -> None:
         s = self.sim.state

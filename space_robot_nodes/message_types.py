@@ -50,6 +50,10 @@ class MessageTypes:
     def new(self, typename: str, **fields: Any) -> Any:
         raise TypeError(f"{type(self).__name__} does not build messages")
 
+    def make(self, typename: str, **fields: Any) -> Any:
+        """Like new(), for callers that pass every field (no defaults to fill: the fast path)."""
+        return self.cls(typename)(**fields)
+
     def float64_sequence(self, values) -> Any:
         raise TypeError(f"{type(self).__name__} does not build sequences")
 
@@ -80,33 +84,38 @@ class RosbagsMessageTypes(MessageTypes):
             typestore = get_typestore(Stores.ROS2_HUMBLE)   # a fresh store: registering below is local to it
             typestore.register(get_types_from_msg(INTERA_JOINT_COMMAND_DEFINITION, INTERA_JOINT_COMMAND))
         self.typestore = typestore
-        self._defaults: dict[str, tuple] = {}
+        self._types = typestore.types
+        self._entries: dict[str, tuple] = {}
 
     def cls(self, typename: str) -> type:
-        return self.typestore.types[typename]
+        return self._types[typename]
+
+    def make(self, typename: str, **fields: Any) -> Any:
+        return self._types[typename](**fields)
 
     def float64_sequence(self, values) -> np.ndarray:
         return np.array(values, dtype=np.float64)
 
     def new(self, typename: str, **fields: Any) -> Any:
-        names, factories = self._field_defaults(typename)
-        if len(fields) != len(names):
+        entry = self._entries.get(typename)
+        if entry is None:
+            entry = self._entry(typename)
+        cls, names, factories = entry
+        if len(fields) != len(names):        # fill omitted fields (the hot paths pass every field)
             unknown = set(fields) - set(names)
             if unknown:
                 raise TypeError(f"{typename} has no field(s) {sorted(unknown)}")
             for name, factory in zip(names, factories):
                 if name not in fields:
                     fields[name] = factory()
-        return self.typestore.types[typename](**fields)
+        return cls(**fields)
 
-    def _field_defaults(self, typename: str) -> tuple:
-        cached = self._defaults.get(typename)
-        if cached is None:
-            _consts, fielddefs = self.typestore.fielddefs[typename]
-            names = tuple(name for name, _ in fielddefs)
-            factories = tuple(self._factory(typename, name, desc) for name, desc in fielddefs)
-            cached = self._defaults[typename] = (names, factories)
-        return cached
+    def _entry(self, typename: str) -> tuple:
+        _consts, fielddefs = self.typestore.fielddefs[typename]
+        names = tuple(name for name, _ in fielddefs)
+        factories = tuple(self._factory(typename, name, desc) for name, desc in fielddefs)
+        entry = self._entries[typename] = (self._types[typename], names, factories)
+        return entry
 
     def _factory(self, typename: str, field: str, desc):
         from rosbags.interfaces import Nodetype
@@ -149,6 +158,8 @@ class RosMessageTypes(MessageTypes):
 
     def new(self, typename: str, **fields: Any) -> Any:
         return self.cls(typename)(**fields)
+
+    make = new
 
     def float64_sequence(self, values) -> array.array:
         # rclpy's generated setters take array.array('d') for float64[] without a per-element check.

@@ -37,13 +37,19 @@ def _odometry_topics(reader: ConfigReader, defaults: dict[str, str]) -> dict[str
     return {name: topic(sub, name, defaults.get(name, f"{name}/odom")) for name in names}
 
 
+def _odometry_rates(reader: ConfigReader, default: float) -> dict[str, float]:
+    sub = reader.sub("odometry", {})
+    return {name: rate(sub, name, default) for name in sub.data}
+
+
 DEFAULT_ODOMETRY = {"servicer": "base/odom", "target": "target/odom"}
 
 
 @dataclass(frozen=True)
 class DynamicsNodeConfig:
     world_frame: str
-    state_rate: float          # Hz: joint_states and odometry
+    state_rate: float          # Hz: joint_states
+    odometry_rates: dict       # subtree name -> Hz of its odometry (default: state_rate)
     tf_rate: float
     clock_rate: float
     momentum_rate: float
@@ -119,7 +125,8 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
     rates, topics = dyn.sub("rates", {}), dyn.sub("topics", {})
     dynamics = DynamicsNodeConfig(
         world_frame=world,
-        state_rate=rate(rates, "state", 1000.0), tf_rate=rate(rates, "tf", 100.0),
+        state_rate=rate(rates, "state", 1000.0), odometry_rates=_odometry_rates(rates, rate(rates, "state", 1000.0)),
+        tf_rate=rate(rates, "tf", 100.0),
         clock_rate=rate(rates, "clock", 1000.0), momentum_rate=rate(rates, "momentum", 100.0),
         diagnostics_rate=rate(rates, "diagnostics", 10.0),
         command_timeout=dyn.number("command_timeout", 0.05, exclusive_minimum=0.0),

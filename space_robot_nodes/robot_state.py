@@ -8,6 +8,7 @@ spherical and planar bases are mapped to the entries they have.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,30 +48,48 @@ def check_odometry_topics(system: SystemModel, topics: dict, field: str) -> None
 
 
 class BaseKinematics:
-    """Base-link poses and twists of every floating subtree from (q, v), via Pinocchio frame kinematics."""
+    """Base-link poses and twists of every floating subtree from (q, v).
+
+    A free flyer mounted at the world origin whose base link is its joint frame (the usual case) is read
+    straight from q and v; any other base goes through Pinocchio's frame kinematics.
+    """
 
     def __init__(self, system: SystemModel):
         self.system = system
         self.data = system.model.createData()
+        self._direct = {}
+        model = system.model
+        for subtree in floating_subtrees(system):
+            joint = model.joints[subtree.root_joint_id]
+            if (subtree.config.base_joint == "free_flyer"
+                    and model.jointPlacements[subtree.root_joint_id].isIdentity()
+                    and model.frames[subtree.base_frame_id].placement.isIdentity()
+                    and model.frames[subtree.base_frame_id].parentJoint == subtree.root_joint_id):
+                self._direct[subtree.name] = (joint.idx_q, joint.idx_v)
 
     def compute(self, q: np.ndarray, v: np.ndarray) -> dict[str, BasePose]:
+        return {subtree.name: self.compute_one(subtree, q, v) for subtree in floating_subtrees(self.system)}
+
+    def compute_one(self, subtree, q: np.ndarray, v: np.ndarray) -> BasePose:
+        direct = self._direct.get(subtree.name)
+        if direct is not None:
+            iq, iv = direct
+            return BasePose(q[iq:iq + 3].copy(), q[iq + 3:iq + 7].copy(), v[iv:iv + 3].copy(), v[iv + 3:iv + 6].copy())
         model, data = self.system.model, self.data
         pin.forwardKinematics(model, data, q, v)
-        out = {}
-        for subtree in floating_subtrees(self.system):
-            placement = pin.updateFramePlacement(model, data, subtree.base_frame_id)
-            twist = pin.getFrameVelocity(model, data, subtree.base_frame_id, pin.ReferenceFrame.LOCAL)
-            out[subtree.name] = BasePose(placement.translation.copy(),
-                                         pin.Quaternion(placement.rotation).coeffs().copy(),
-                                         twist.linear.copy(), twist.angular.copy())
-        return out
+        placement = pin.updateFramePlacement(model, data, subtree.base_frame_id)
+        twist = pin.getFrameVelocity(model, data, subtree.base_frame_id, pin.ReferenceFrame.LOCAL)
+        return BasePose(placement.translation.copy(), pin.Quaternion(placement.rotation).coeffs().copy(),
+                        twist.linear.copy(), twist.angular.copy())
 
 
 class StateAssembler:
     """Rebuilds (q, v) of a SystemModel from JointState and Odometry messages.
 
     `joints` are the one-DOF joints that must appear in JointState (others in the message are ignored,
-    e.g. Sawyer's head_pan). `ready` once every part has been received; `stamp` is the oldest part's time.
+    e.g. Sawyer's head_pan). `ready` once every part has been received; `age` counts from the oldest part.
+    Subscription callbacks `hold_*` the latest message with its arrival time; `update()` parses the held
+    ones when the node needs the state, so a 50 Hz node does not parse a 1 kHz stream.
     """
 
     def __init__(self, system: SystemModel, world_frame: str, joints: tuple[str, ...] | None = None):
@@ -79,11 +98,36 @@ class StateAssembler:
         self.joints = tuple(joints) if joints is not None else system.arm_joints + system.wheel_joints
         self.q = system.neutral()
         self.v = np.zeros(system.nv)
-        self._q_slices = [system.q_slice(n) for n in self.joints]
+        slices = [system.q_slice(n) for n in self.joints]
+        continuous = np.array([s.stop - s.start == 2 for s in slices], dtype=bool)
+        self._revolute_rows = np.flatnonzero(~continuous)
+        self._revolute_q = np.array([slices[i].start for i in self._revolute_rows], dtype=int)
+        self._continuous_rows = np.flatnonzero(continuous)
+        self._cos_q = np.array([slices[i].start for i in self._continuous_rows], dtype=int)
         self._v_index = np.array([system.v_index(n) for n in self.joints], dtype=int)
-        self._continuous = [s.stop - s.start == 2 for s in self._q_slices]
-        self._bases = {s.name: s for s in floating_subtrees(system)}
+        self._bases = {s.name: BaseSlot(system, s) for s in floating_subtrees(system)}
         self._stamps: dict[str, float] = {}
+        self._held: dict[str, tuple] = {}
+
+    def hold_joint_state(self, msg, now: float, field: str = "joint_states") -> None:
+        self._held["joints"] = (msg, now, field)
+
+    def hold_odometry(self, subtree_name: str, msg, now: float, field: str) -> None:
+        self._held[subtree_name] = (msg, now, field)
+
+    def update(self) -> list[str]:
+        """Parse the held messages into q and v; returns the errors (a rejected part keeps its last value)."""
+        errors = []
+        held, self._held = self._held, {}
+        for part, (msg, now, field) in held.items():
+            try:
+                if part == "joints":
+                    self.take_joint_state(msg, now, field)
+                else:
+                    self.take_odometry(part, msg, now, field)
+            except CommandError as exc:
+                errors.append(str(exc))
+        return errors
 
     @property
     def ready(self) -> bool:
@@ -98,44 +142,56 @@ class StateAssembler:
     def take_joint_state(self, msg, now: float, field: str = "joint_states") -> None:
         position, velocity = read_joint_state(msg, self.joints, field)
         q = self.q
-        for s, continuous, angle in zip(self._q_slices, self._continuous, position):
-            if continuous:
-                q[s.start], q[s.start + 1] = np.cos(angle), np.sin(angle)
-            else:
-                q[s.start] = angle
+        q[self._revolute_q] = position[self._revolute_rows]
+        if len(self._cos_q):
+            angles = position[self._continuous_rows]
+            q[self._cos_q] = np.cos(angles)
+            q[self._cos_q + 1] = np.sin(angles)
         self.v[self._v_index] = velocity
         self._stamps["joints"] = now
 
     def take_odometry(self, subtree_name: str, msg, now: float, field: str) -> None:
-        subtree = self._bases.get(subtree_name)
-        if subtree is None:
+        slot = self._bases.get(subtree_name)
+        if slot is None:
             raise CommandError(field, f"no floating subtree {subtree_name!r}")
-        position, xyzw, linear, angular = read_odometry(msg, self.world_frame, subtree.base_link, field)
-        set_base(self.system, self.q, self.v, subtree, position, xyzw, linear, angular)
+        position, xyzw, linear, angular = read_odometry(msg, self.world_frame, slot.base_link, field)
+        slot.write(self.q, self.v, position, xyzw, linear, angular)
         self._stamps[subtree_name] = now
 
 
-def set_base(system: SystemModel, q: np.ndarray, v: np.ndarray, subtree, position, xyzw, linear, angular) -> None:
-    """Write a base pose (world) and twist (base frame) into the root joint entries of q and v.
+class BaseSlot:
+    """Where one floating base's pose and twist go in q and v (see set_base)."""
 
-    The joint placement is the pose relative to the subtree's mount: M_joint = M_mount^-1 M_world.
-    """
-    name = subtree.config.root_joint_name
-    qs, vs = system.q_slice(name), system.v_slice(name)
-    kind = subtree.config.base_joint
-    xyzw = np.asarray(xyzw, float) / np.linalg.norm(xyzw)
-    config = subtree.config
-    if any(config.mount_xyz) or any(config.mount_rpy):
-        mount = pin.SE3(mount_rotation(config.mount_rpy), np.asarray(config.mount_xyz, float))
-        local = mount.actInv(pin.SE3(pin.Quaternion(xyzw).matrix(), np.asarray(position, float)))
-        position, xyzw = local.translation, pin.Quaternion(local.rotation).coeffs()
-    if kind == "free_flyer":
-        q[qs] = np.concatenate([position, xyzw])
-        v[vs] = np.concatenate([linear, angular])
-    elif kind == "spherical":
-        q[qs] = xyzw
-        v[vs] = angular
-    elif kind == "planar":
-        yaw = Rotation.from_quat(xyzw).as_euler("xyz")[2]
-        q[qs] = [position[0], position[1], np.cos(yaw), np.sin(yaw)]
-        v[vs] = [linear[0], linear[1], angular[2]]
+    def __init__(self, system: SystemModel, subtree):
+        config = subtree.config
+        self.base_link = subtree.base_link
+        self.kind = config.base_joint
+        self.qs = system.q_slice(config.root_joint_name)
+        self.vs = system.v_slice(config.root_joint_name)
+        self.mount = None
+        if any(config.mount_xyz) or any(config.mount_rpy):
+            self.mount = pin.SE3(mount_rotation(config.mount_rpy), np.asarray(config.mount_xyz, float))
+
+    def write(self, q: np.ndarray, v: np.ndarray, position, xyzw, linear, angular) -> None:
+        """Pose (world) and twist (base frame) into the root joint entries: M_joint = M_mount^-1 M_world."""
+        xyzw = xyzw / math.sqrt(xyzw[0] ** 2 + xyzw[1] ** 2 + xyzw[2] ** 2 + xyzw[3] ** 2)
+        if self.mount is not None:
+            local = self.mount.actInv(pin.SE3(pin.Quaternion(xyzw).matrix(), np.asarray(position, float)))
+            position, xyzw = local.translation, pin.Quaternion(local.rotation).coeffs()
+        if self.kind == "free_flyer":
+            q[self.qs.start:self.qs.start + 3] = position
+            q[self.qs.start + 3:self.qs.stop] = xyzw
+            v[self.vs.start:self.vs.start + 3] = linear
+            v[self.vs.start + 3:self.vs.stop] = angular
+        elif self.kind == "spherical":
+            q[self.qs] = xyzw
+            v[self.vs] = angular
+        elif self.kind == "planar":
+            yaw = Rotation.from_quat(xyzw).as_euler("xyz")[2]
+            q[self.qs] = [position[0], position[1], np.cos(yaw), np.sin(yaw)]
+            v[self.vs] = [linear[0], linear[1], angular[2]]
+
+
+def set_base(system: SystemModel, q: np.ndarray, v: np.ndarray, subtree, position, xyzw, linear, angular) -> None:
+    """Write a base pose (world) and twist (base frame) into the root joint entries of q and v."""
+    BaseSlot(system, subtree).write(q, v, position, xyzw, linear, angular)

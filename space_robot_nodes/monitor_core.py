@@ -1,0 +1,135 @@
+"""Holonomy-monitor node core: HolonomyMonitor (space_robot_monitoring) between ROS messages.
+
+Subscribes joint_states and one nav_msgs/Odometry per floating base (the full state q, v). At its rate
+(config/nodes.yaml, 50 Hz) it runs one monitor cycle and publishes
+- diagnostics (diagnostic_msgs/DiagnosticArray): one status "holonomy_monitor: holonomy" with the monitor's
+  level (OK/WARN/ERROR), its sentence and every figure as a KeyValue (space_robot_monitoring docs);
+- holonomy/status (std_msgs/Float64MultiArray): the numeric figures for programs, in the fixed order
+  STATUS_FIELDS, named in layout.dim[0].label (comma-separated).
+Without a fresh state (state_timeout) the cycle is skipped and reported at WARN; a state the monitor
+rejects is reported at ERROR. The node never stops on bad input.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from space_robot_dynamics.config_reader import ConfigReader
+from space_robot_dynamics.errors import CommandError, ConfigError
+from space_robot_dynamics.model.system_model import SystemModel
+from space_robot_monitoring.holonomy_monitor import HolonomyMonitor, MonitorReport
+from space_robot_monitoring.monitor_settings import SECTION, read_monitor_settings
+
+from . import conversions as cv
+from .message_types import MessageTypes
+from .node_config import MonitorNodeConfig
+from .node_core import MONITOR, NodeCore
+from .robot_state import StateAssembler, check_odometry_topics, floating_subtrees
+
+LEVELS = {"OK": cv.OK, "WARN": cv.WARN, "ERROR": cv.ERROR}
+
+
+def _vector(name: str, size: int):
+    return [(f"{name}_{axis}", lambda r, i=i, name=name: getattr(r, name)[i])
+            for i, axis in zip(range(size), "xyz" if size == 3 else range(size))]
+
+
+# (label, value from a MonitorReport): the layout of holonomy/status. Units: N s, N m s (world frame,
+# angular about the monitored bodies' centre of mass); fractions of the momentum capacity; ranks.
+STATUS_FIELDS = (
+    [("level", lambda r: LEVELS[r.level]),
+     ("attached", lambda r: float(r.attached)),
+     ("linear_residual_fraction", lambda r: r.linear_residual_fraction),
+     ("angular_residual_fraction", lambda r: r.angular_residual_fraction),
+     ("momentum_jump_fraction", lambda r: r.momentum_jump_fraction)]
+    + _vector("linear_momentum_residual", 3) + _vector("angular_momentum_residual", 3)
+    + [("constraint_rank", lambda r: r.constraint_rank)]
+    + _vector("constraint_singular_values", 6)
+    + [("nonholonomy_rank", lambda r: r.nonholonomy_rank),
+       ("thesis_yh_rank_linear", lambda r: r.thesis_yh_rank_linear),
+       ("thesis_yh_rank_angular", lambda r: r.thesis_yh_rank_angular),
+       ("jstar_sigma_min", lambda r: r.jstar_sigma_min),
+       ("jstar_manipulability", lambda r: r.jstar_manipulability)]
+)
+STATUS_LABEL = ",".join(label for label, _ in STATUS_FIELDS)
+
+
+def status_values(report: MonitorReport) -> np.ndarray:
+    return np.array([float(get(report)) for _, get in STATUS_FIELDS])
+
+
+def read_monitor(data: dict, source: str | None, system: SystemModel) -> HolonomyMonitor:
+    """HolonomyMonitor from the mapping of a monitor YAML file (its holonomy_monitor section)."""
+    root = ConfigReader(data, source)
+    if not root.has(SECTION):
+        raise ConfigError(SECTION, "is required", source)
+    return HolonomyMonitor(system, read_monitor_settings(root.sub(SECTION)))
+
+
+class MonitorCore(NodeCore):
+    name = "holonomy_monitor"
+
+    def __init__(self, types: MessageTypes, monitor: HolonomyMonitor, config: MonitorNodeConfig):
+        super().__init__(types)
+        self.monitor = monitor
+        self.system = monitor.system
+        self.config = config
+        check_odometry_topics(self.system, config.odometry, "monitor.topics.odometry")
+        self.state = StateAssembler(self.system, config.world_frame)
+        self.report: MonitorReport | None = None
+        self.cycles = 0
+        self.errors = 0
+        self.last_error = ""
+        self.add_subscription(config.joint_states, cv.JOINT_STATE, self._on_joint_state)
+        for subtree in floating_subtrees(self.system):
+            topic = config.odometry[subtree.name]
+            self.add_subscription(topic, cv.ODOMETRY,
+                                  lambda msg, name=subtree.name, topic=topic: self._on_odometry(name, topic, msg))
+        self.add_publication(config.diagnostics, cv.DIAGNOSTIC_ARRAY)
+        self.add_publication(config.status, cv.FLOAT64_MULTI_ARRAY)
+        self.add_timer("monitor", 1.0 / config.rate, self.cycle, MONITOR)
+
+    def _on_joint_state(self, msg) -> None:
+        self.state.hold_joint_state(msg, self.now(), self.config.joint_states)
+
+    def _on_odometry(self, subtree: str, topic: str, msg) -> None:
+        self.state.hold_odometry(subtree, msg, self.now(), topic)
+
+    def _error(self, error: str) -> None:
+        self.errors += 1
+        self.last_error = error
+
+    def _status(self, now: float, level: int, message: str, values) -> None:
+        status = cv.diagnostic_status(self.types, level, f"{self.name}: holonomy", message, self.name, values)
+        self.publish(self.config.diagnostics, cv.diagnostic_array(self.types, now, [status]))
+
+    def cycle(self, now: float) -> None:
+        rejected = self.state.update()
+        for error in rejected:
+            self._error(error)
+        error_values = [("state_errors", self.errors), ("last_state_error", self.last_error)]
+        if rejected:
+            self._status(now, cv.ERROR, f"state message rejected: {rejected[-1]}", error_values)
+            return
+        age = self.state.age(now)
+        if age > self.config.state_timeout:
+            self._status(now, cv.WARN, "waiting for joint_states and odometry" if not np.isfinite(age) else
+                         f"state is {age:.3f} s old (timeout {self.config.state_timeout} s): cycle skipped",
+                         error_values)
+            return
+        try:
+            report = self.monitor.update(now, self.state.q, self.state.v)
+        except CommandError as exc:
+            self._error(str(exc))
+            self._status(now, cv.ERROR, f"monitor rejected the state: {exc}", error_values)
+            return
+        self.report = report
+        self.cycles += 1
+        values = [(k, v) for k, v in report.key_values() if k not in ("level", "message")]
+        self._status(now, LEVELS[report.level], report.message, values)
+        self.publish(self.config.status, cv.float64_multi_array(self.types, status_values(report), STATUS_LABEL))
+
+
+def build_monitor(types: MessageTypes, system: SystemModel, scenario) -> MonitorCore:
+    """The monitor node core of a scenario (its monitor file, after overrides) on `system`."""
+    return MonitorCore(types, read_monitor(scenario.monitor_data, scenario.monitor_source, system),
+                       scenario.nodes.monitor)

@@ -1,0 +1,229 @@
+"""Scenario files (config/scenarios/*.yaml): what to simulate, how, for how long, and what to command.
+
+A scenario names the configuration files of the model, the nodes, the controller and the monitor, with
+optional dotted-key overrides of each (validated exactly like the files), plus:
+- simulation: physics settings (space_robot_dynamics.simulation.simulator.read_simulation_settings);
+- duration (s) and initial_state (space_robot_dynamics.simulation.initial_state);
+- goals: a trajectory_msgs/JointTrajectory goal and a bus attitude setpoint, each with its publish time;
+- recording: bag rate for high-rate topics;
+- evaluation: the pre-grasp geometry and the stated requirements the summary checks.
+
+Both the standalone runtime and the ROS 2 nodes (parameter `scenario`) read these files.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from space_robot_control.controller_config import ControllerConfig, read_controller_config
+from space_robot_dynamics.config_reader import ConfigReader, load_yaml_file
+from space_robot_dynamics.model.model_config import ModelConfig, read_model_config
+from space_robot_dynamics.model.system_model import SystemModel
+from space_robot_dynamics.package_share import resolve
+from space_robot_dynamics.simulation.initial_state import read_initial_state
+from space_robot_dynamics.simulation.simulator import SimulationSettings, read_simulation_settings
+
+from .node_config import NodesConfig, apply_overrides, read_nodes_config
+
+OVERRIDABLE = ("model", "nodes", "controller", "monitor")
+
+
+@dataclass(frozen=True)
+class TrajectoryGoal:
+    """A position-only JointTrajectory published at `publish_at` (s); points are (time_from_start s, rad)."""
+
+    publish_at: float
+    joint_names: tuple
+    points: tuple
+
+
+@dataclass(frozen=True)
+class AttitudeGoal:
+    """Bus base_link -> world orientation (x, y, z, w) published at `publish_at` (s)."""
+
+    publish_at: float
+    orientation_xyzw: tuple
+
+
+@dataclass(frozen=True)
+class RecordingConfig:
+    """Bag recording: topics published faster than `rate` (Hz) are decimated to it."""
+
+    rate: float = 100.0
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """Stated figures the summary checks (rad, rad, m, rad)."""
+
+    final_tracking_error: float
+    max_attitude_error: float
+    final_pregrasp_distance: float
+    final_pregrasp_angle: float
+
+
+@dataclass(frozen=True)
+class EvaluationConfig:
+    """Pre-grasp geometry: the point `standoff` m out of `grapple_frame` along its `grapple_axis`, approached
+    with the end effector's `approach_axis` pointing along -grapple_axis (into the fixture)."""
+
+    end_effector_frame: str
+    approach_axis: tuple
+    grapple_frame: str
+    grapple_axis: tuple
+    standoff: float
+    bus_subtree: str
+    requirements: Requirements | None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    source: str | None
+    model: ModelConfig
+    nodes: NodesConfig
+    controller: ControllerConfig
+    monitor_data: dict               # the monitor's YAML mapping after overrides (read by the monitor node)
+    monitor_source: str | None
+    simulation: SimulationSettings
+    duration: float
+    initial_state_data: dict
+    trajectory_goal: TrajectoryGoal | None
+    attitude_goal: AttitudeGoal | None
+    recording: RecordingConfig
+    evaluation: EvaluationConfig | None
+    description: str = ""
+    files: dict = field(default_factory=dict)   # name -> resolved path of each referenced file
+
+    def initial_state(self, system: SystemModel) -> tuple[np.ndarray, np.ndarray]:
+        """(q0, v0) for `system` from the scenario's initial_state section (validated against the model)."""
+        reader = ConfigReader(self.initial_state_data, self.source, "initial_state")
+        return read_initial_state(reader, system)
+
+
+def _referenced(reader: ConfigReader, key: str, default: str, overrides: dict) -> tuple[ConfigReader, Path]:
+    path = resolve(reader.string(key, default))
+    file_reader = load_yaml_file(path)
+    if overrides:
+        file_reader = ConfigReader(apply_overrides(file_reader.data, overrides, file_reader.source),
+                                   f"{file_reader.source} (with overrides from {reader.source})")
+    return file_reader, path
+
+
+def _read_overrides(reader: ConfigReader, extra: dict | None) -> dict[str, dict]:
+    sub = reader.sub("overrides", {})
+    out = {}
+    for name in OVERRIDABLE:
+        section = sub.raw(name, {}) or {}
+        if not isinstance(section, dict):
+            raise sub.error(name, "must be a mapping of dotted keys to values")
+        out[name] = dict(section)
+        out[name].update((extra or {}).get(name, {}))
+    sub.reject_unknown()
+    return out
+
+
+def read_scenario(reader: ConfigReader, overrides: dict | None = None) -> Scenario:
+    """Parse a scenario mapping. `overrides` maps 'model' / 'nodes' / 'controller' / 'monitor' to dotted-key
+    overrides applied on top of the scenario's own `overrides` section."""
+    file_overrides = _read_overrides(reader, overrides)
+    model_reader, model_path = _referenced(reader, "model", "config/models/servicer_target.yaml",
+                                           file_overrides["model"])
+    nodes_reader, nodes_path = _referenced(reader, "nodes", "config/nodes.yaml", file_overrides["nodes"])
+    controller_reader, controller_path = _referenced(reader, "controller", "config/controller.yaml",
+                                                     file_overrides["controller"])
+    monitor_reader, monitor_path = _referenced(reader, "monitor", "config/monitor.yaml", file_overrides["monitor"])
+    sim_reader = reader.sub("simulation", {})
+    simulation = read_simulation_settings(sim_reader)
+    duration = reader.number("duration", exclusive_minimum=0.0)
+    initial = reader.raw("initial_state", {}) or {}
+    if not isinstance(initial, dict):
+        raise reader.error("initial_state", "must be a mapping")
+
+    goals = reader.sub("goals", {})
+    trajectory = None
+    if goals.has("trajectory"):
+        tr = goals.sub("trajectory")
+        names = tuple(tr.string_list("joint_names"))
+        points = []
+        for pt in tr.sub_list("points"):
+            points.append((pt.number("time_from_start", minimum=0.0), tuple(pt.vector("positions", len(names)))))
+            pt.reject_unknown()
+        trajectory = TrajectoryGoal(tr.number("publish_at", 0.0, minimum=0.0), names, tuple(points))
+        tr.reject_unknown()
+    attitude = None
+    if goals.has("attitude_setpoint"):
+        at = goals.sub("attitude_setpoint")
+        quat = at.vector("orientation_xyzw", 4)
+        if abs(np.linalg.norm(quat) - 1.0) > 1e-6:
+            raise at.error("orientation_xyzw", f"must be a unit quaternion, norm is {np.linalg.norm(quat):.9g}")
+        attitude = AttitudeGoal(at.number("publish_at", 0.0, minimum=0.0), tuple(quat))
+        at.reject_unknown()
+    goals.reject_unknown()
+
+    rec = reader.sub("recording", {})
+    recording = RecordingConfig(rate=rec.number("rate", 100.0, exclusive_minimum=0.0))
+    rec.reject_unknown()
+
+    evaluation = None
+    if reader.has("evaluation"):
+        ev = reader.sub("evaluation")
+        requirements = None
+        if ev.has("requirements"):
+            rq = ev.sub("requirements")
+            requirements = Requirements(
+                final_tracking_error=rq.number("final_tracking_error", exclusive_minimum=0.0),
+                max_attitude_error=rq.number("max_attitude_error", exclusive_minimum=0.0),
+                final_pregrasp_distance=rq.number("final_pregrasp_distance", exclusive_minimum=0.0),
+                final_pregrasp_angle=rq.number("final_pregrasp_angle", exclusive_minimum=0.0),
+            )
+            rq.reject_unknown()
+        evaluation = EvaluationConfig(
+            end_effector_frame=ev.string("end_effector_frame"),
+            approach_axis=tuple(_unit(ev, "approach_axis")),
+            grapple_frame=ev.string("grapple_frame"),
+            grapple_axis=tuple(_unit(ev, "grapple_axis")),
+            standoff=ev.number("standoff", minimum=0.0),
+            bus_subtree=ev.string("bus_subtree", "servicer"),
+            requirements=requirements,
+        )
+        ev.reject_unknown()
+
+    scenario = Scenario(
+        name=reader.string("name"),
+        description=reader.string("description", ""),
+        source=reader.source,
+        model=read_model_config(model_reader),
+        nodes=read_nodes_config(nodes_reader),
+        controller=read_controller_config(controller_reader),
+        monitor_data=monitor_reader.data,
+        monitor_source=monitor_reader.source,
+        simulation=simulation,
+        duration=duration,
+        initial_state_data=initial,
+        trajectory_goal=trajectory,
+        attitude_goal=attitude,
+        recording=recording,
+        evaluation=evaluation,
+        files={"model": model_path, "nodes": nodes_path, "controller": controller_path, "monitor": monitor_path},
+    )
+    reader.reject_unknown()
+    return scenario
+
+
+def _unit(reader: ConfigReader, key: str) -> np.ndarray:
+    vector = reader.vector(key, 3)
+    norm = float(np.linalg.norm(vector))
+    if norm < 1e-9:
+        raise reader.error(key, "must be a non-zero vector")
+    return vector / norm
+
+
+DEFAULT_SCENARIO = "config/scenarios/servicer_pregrasp.yaml"
+
+
+def load_scenario(path: str | Path = DEFAULT_SCENARIO, overrides: dict | None = None) -> Scenario:
+    """Read and validate a scenario (relative paths are looked up in the package share)."""
+    return read_scenario(load_yaml_file(resolve(path)), overrides)

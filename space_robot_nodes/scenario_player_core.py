@@ -1,0 +1,47 @@
+"""Scenario player core: publishes a scenario's goals at their times, as a user or a planner would.
+
+- arm_controller/joint_trajectory (trajectory_msgs/JointTrajectory), stamped zero ("start on receipt");
+- attitude_controller/setpoint (geometry_msgs/QuaternionStamped, frame world).
+Each goal is published once, at the first timer tick at or after its publish_at time.
+"""
+from __future__ import annotations
+
+from . import conversions as cv
+from .message_types import MessageTypes
+from .node_config import ControllerNodeConfig
+from .node_core import COMMAND, NodeCore
+from .scenario import AttitudeGoal, TrajectoryGoal
+
+# Slack (s) when comparing a tick time with a goal time: tick times are sums of the physics step.
+_TIME_SLACK = 1e-9
+
+
+class ScenarioPlayerCore(NodeCore):
+    name = "scenario_player"
+
+    def __init__(self, types: MessageTypes, trajectory: TrajectoryGoal | None, attitude: AttitudeGoal | None,
+                 topics: ControllerNodeConfig, period: float):
+        super().__init__(types)
+        self.trajectory, self.attitude, self.topics = trajectory, attitude, topics
+        self.sent: set[str] = set()
+        if trajectory is not None:
+            self.add_publication(topics.trajectory, cv.JOINT_TRAJECTORY)
+        if attitude is not None:
+            self.add_publication(topics.attitude_setpoint, cv.QUATERNION_STAMPED)
+        if trajectory is not None or attitude is not None:
+            self.add_timer("goals", period, self.play, COMMAND)
+
+    def play(self, now: float) -> None:
+        if self.attitude is not None and "attitude" not in self.sent and now >= self.attitude.publish_at - _TIME_SLACK:
+            self.publish(self.topics.attitude_setpoint, cv.quaternion_stamped(
+                self.types, now, self.topics.world_frame, self.attitude.orientation_xyzw))
+            self.sent.add("attitude")
+        goal = self.trajectory
+        if goal is not None and "trajectory" not in self.sent and now >= goal.publish_at - _TIME_SLACK:
+            msg = cv.joint_trajectory(self.types, 0.0, goal.joint_names, goal.points)
+            self.publish(self.topics.trajectory, msg)
+            self.sent.add("trajectory")
+
+    @property
+    def done(self) -> bool:
+        return len(self.sent) == (self.trajectory is not None) + (self.attitude is not None)

@@ -1,0 +1,101 @@
+"""What robot_state_publisher does in a ROS 2 launch, for the standalone runtime and its bag.
+
+Per model subtree: the xacro-expanded URDF on `<namespace>/robot_description` (std_msgs/String,
+transient-local; namespace from the subtree's frame_prefix, e.g. target/robot_description) - RSP keeps the
+URDF names unprefixed and prefixes the TF frames, which RViz's RobotModel matches with its TF Prefix. One
+tf_static message (transient-local) with every fixed joint of every subtree, and tf for the moving joints
+from joint_states at `rate`. Transforms are parent link -> child link, computed from Pinocchio's frame
+placements of the same model the simulator uses.
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pinocchio as pin
+
+from space_robot_dynamics.model import urdf_source
+from space_robot_dynamics.model.system_model import SystemModel
+from space_robot_nodes import conversions as cv
+from space_robot_nodes.message_types import MessageTypes
+from space_robot_nodes.node_core import SENSE, NodeCore
+
+MOVING = ("revolute", "continuous", "prismatic")
+
+
+def description_topic(frame_prefix: str) -> str:
+    namespace = frame_prefix.strip("/")
+    return f"{namespace}/robot_description" if namespace else "robot_description"
+
+
+class RobotStatePublisherCore(NodeCore):
+    name = "robot_state_publisher"
+
+    def __init__(self, types: MessageTypes, system: SystemModel, joint_states: str, tf: str, tf_static: str,
+                 rate: float):
+        super().__init__(types)
+        self.system = system
+        self.topics = {"joint_states": joint_states, "tf": tf, "tf_static": tf_static}
+        self.data = system.model.createData()
+        self.descriptions: dict[str, str] = {}
+        self.static_joints: list[tuple[str, str]] = []     # (parent frame, child frame), prefixed
+        self.moving_joints: list[tuple[str, str, str]] = []  # (joint name in the model, parent, child)
+        for subtree in system.subtrees:
+            config = subtree.config
+            urdf = urdf_source.expand(config.urdf, config.xacro_args)
+            topic = description_topic(config.frame_prefix)
+            self.descriptions[topic] = urdf
+            prefix = config.frame_prefix
+            for joint in ET.fromstring(urdf).findall("joint"):
+                parent = prefix + joint.find("parent").get("link")
+                child = prefix + joint.find("child").get("link")
+                if joint.get("type") in MOVING:
+                    self.moving_joints.append((prefix + joint.get("name"), parent, child))
+                else:
+                    self.static_joints.append((parent, child))
+        self._frame = {name: system.model.getFrameId(name)
+                       for pair in self.static_joints + [(p, c) for _, p, c in self.moving_joints] for name in pair}
+        self._joint_names = [name for name, _, _ in self.moving_joints]
+        self._latest = None
+        for topic in sorted(self.descriptions):
+            self.add_publication(topic, cv.STRING, transient_local=True)
+        self.add_publication(tf_static, cv.TF_MESSAGE, transient_local=True)
+        self.add_publication(tf, cv.TF_MESSAGE)
+        self.add_subscription(joint_states, cv.JOINT_STATE, self._on_joint_state)
+        self.add_timer("tf", 1.0 / rate, self.publish_tf, SENSE)
+
+    def _on_joint_state(self, msg) -> None:
+        self._latest = msg
+
+    def _relative(self, parent: str, child: str) -> pin.SE3:
+        placements = self.data.oMf
+        return placements[self._frame[parent]].actInv(placements[self._frame[child]])
+
+    def _transforms(self, t: float, pairs) -> list:
+        out = []
+        for parent, child in pairs:
+            m = self._relative(parent, child)
+            out.append(cv.transform_stamped(self.types, t, parent, child, m.translation,
+                                            pin.Quaternion(m.rotation).coeffs()))
+        return out
+
+    def start(self) -> None:
+        t = self.now()
+        for topic, urdf in sorted(self.descriptions.items()):
+            self.publish(topic, cv.string(self.types, urdf))
+        pin.framesForwardKinematics(self.system.model, self.data, self.system.neutral())
+        self.publish(self.topics["tf_static"], cv.tf_message(self.types, self._transforms(t, self.static_joints)))
+
+    def publish_tf(self, now: float) -> None:
+        msg = self._latest
+        if msg is None or not self.moving_joints:
+            return
+        q = self.system.neutral()
+        position = dict(zip(msg.name, np.asarray(msg.position, dtype=float)))
+        for name in self._joint_names:
+            if name in position:
+                self.system.set_joint_angle(q, name, position[name])
+        pin.framesForwardKinematics(self.system.model, self.data, q)
+        stamp = cv.seconds(msg.header.stamp)
+        self.publish(self.topics["tf"], cv.tf_message(
+            self.types, self._transforms(stamp, [(p, c) for _, p, c in self.moving_joints])))

@@ -1,0 +1,172 @@
+"""Time series of a run, collected from the recorded messages (live, or read back from a bag).
+
+The same code fills a RunTrace from the messages the recorder writes and from a bag on disk, so the
+summary and the plots of `space-robot-sim` and `space-robot-plot BAG` are computed from identical data.
+Topic roles (which topic carries the bus odometry, the goals...) are stored in the bag's custom_data.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from space_robot_nodes import conversions as cv
+
+ROLES_KEY = "space_robot.topic_roles"
+INFO_KEY = "space_robot.run_info"
+
+
+@dataclass(frozen=True)
+class TopicRoles:
+    """Which topics the trace reads; defaults are the names in config/nodes.yaml."""
+
+    joint_states: str = "joint_states"
+    bus_odometry: str = "base/odom"
+    momentum_linear: str = "momentum/linear"
+    momentum_angular: str = "momentum/angular"
+    trajectory: str = "arm_controller/joint_trajectory"
+    attitude_setpoint: str = "attitude_controller/setpoint"
+    diagnostics: str = "diagnostics"
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> TopicRoles:
+        return cls(**json.loads(text))
+
+
+@dataclass
+class Series:
+    t: list = field(default_factory=list)
+    values: list = field(default_factory=list)
+
+    def add(self, t: float, value) -> None:
+        self.t.append(t)
+        self.values.append(value)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.array(self.t), np.array(self.values, dtype=float)
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+
+class RunTrace:
+    """Joint positions/velocities, bus attitude, momentum, goals and diagnostic levels over time."""
+
+    def __init__(self, roles: TopicRoles, arm_joints: tuple[str, ...], wheel_joints: tuple[str, ...]):
+        self.roles = roles
+        self.arm_joints = tuple(arm_joints)
+        self.wheel_joints = tuple(wheel_joints)
+        self.arm_positions = Series()
+        self.wheel_speeds = Series()
+        self.bus_orientation = Series()        # (x, y, z, w), base_link -> world
+        self.momentum_linear = Series()        # kg m/s, world
+        self.momentum_angular = Series()       # kg m^2/s about the CoM, world
+        self.goal_positions: np.ndarray | None = None   # last point of the last trajectory goal (arm order)
+        self.setpoint: np.ndarray | None = None
+        self.diagnostic_levels: dict[str, Series] = {}
+        self.diagnostic_counts: dict[str, dict[int, int]] = {}
+
+    def __call__(self, topic: str, msg: Any, time_ns: int) -> None:
+        t = time_ns * 1e-9
+        roles = self.roles
+        if topic == roles.joint_states:
+            index = {n: i for i, n in enumerate(msg.name)}
+            position, velocity = np.asarray(msg.position, float), np.asarray(msg.velocity, float)
+            if all(n in index for n in self.arm_joints):
+                self.arm_positions.add(t, position[[index[n] for n in self.arm_joints]])
+            if self.wheel_joints and all(n in index for n in self.wheel_joints):
+                self.wheel_speeds.add(t, velocity[[index[n] for n in self.wheel_joints]])
+        elif topic == roles.bus_odometry:
+            self.bus_orientation.add(t, cv.xyzw_of(msg.pose.pose.orientation))
+        elif topic == roles.momentum_linear:
+            self.momentum_linear.add(t, cv.xyz_of(msg.vector))
+        elif topic == roles.momentum_angular:
+            self.momentum_angular.add(t, cv.xyz_of(msg.vector))
+        elif topic == roles.trajectory:
+            names = list(msg.joint_names)
+            if msg.points and all(n in names for n in self.arm_joints):
+                last = np.asarray(msg.points[-1].positions, float)
+                self.goal_positions = last[[names.index(n) for n in self.arm_joints]]
+        elif topic == roles.attitude_setpoint:
+            self.setpoint = cv.xyzw_of(msg.quaternion)
+        elif topic == roles.diagnostics:
+            for status in msg.status:
+                level = cv.level_of(status)
+                self.diagnostic_levels.setdefault(status.name, Series()).add(t, level)
+                counts = self.diagnostic_counts.setdefault(status.name, {})
+                counts[level] = counts.get(level, 0) + 1
+
+    # ---- derived quantities --------------------------------------------------------------------
+    def attitude_error(self) -> tuple[np.ndarray, np.ndarray]:
+        """Angle (rad) of the rotation between the setpoint (or the initial attitude) and the bus attitude."""
+        t, quats = self.bus_orientation.arrays()
+        if len(t) == 0:
+            return t, np.zeros(0)
+        reference = self.setpoint if self.setpoint is not None else quats[0]
+        return t, rotation_angle(reference, quats)
+
+    def momentum_drift(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """|p(t) - p(0)| (kg m/s) and |L(t) - L(0)| (kg m^2/s)."""
+        t, p = self.momentum_linear.arrays()
+        _, angular = self.momentum_angular.arrays()
+        if len(t) == 0:
+            return t, np.zeros(0), np.zeros(0)
+        return t, np.linalg.norm(p - p[0], axis=1), np.linalg.norm(angular - angular[0], axis=1)
+
+
+def rotation_angle(reference_xyzw: np.ndarray, quats_xyzw: np.ndarray) -> np.ndarray:
+    """Angle (rad, in [0, pi]) of reference^-1 * q for each row q: 2 atan2(|vector part|, |scalar part|)."""
+    r = np.asarray(reference_xyzw, float)
+    q = np.atleast_2d(np.asarray(quats_xyzw, float))
+    # scalar and vector parts of conj(r) * q
+    w = r[3] * q[:, 3] + q[:, :3] @ r[:3]
+    vec = r[3] * q[:, :3] - q[:, 3:4] * r[:3] - np.cross(r[:3], q[:, :3])
+    return 2.0 * np.arctan2(np.linalg.norm(vec, axis=1), np.abs(w))
+
+
+def read_bag(path: str | Path) -> tuple[RunTrace, dict]:
+    """A RunTrace (and the run info stored by the runtime) from a rosbag2 directory written by it."""
+    from rosbags.rosbag2 import Reader
+
+    from space_robot_nodes.message_types import RosbagsMessageTypes
+
+    typestore = RosbagsMessageTypes().typestore
+    custom = bag_custom_data(path)
+    with Reader(path) as reader:
+        roles = TopicRoles.from_json(custom[ROLES_KEY]) if ROLES_KEY in custom else TopicRoles()
+        info = json.loads(custom[INFO_KEY]) if INFO_KEY in custom else {}
+        arm = tuple(info.get("arm_joints", ()))
+        wheels = tuple(info.get("wheel_joints", ()))
+        wanted = set(roles.__dict__.values())
+        connections = [c for c in reader.connections if c.topic in wanted]
+        if not arm:
+            arm, wheels = _joint_names_from_bag(reader, roles, typestore)
+        trace = RunTrace(roles, arm, wheels)
+        for connection, timestamp, raw in reader.messages(connections=connections):
+            msg = typestore.deserialize_cdr(raw, connection.msgtype)
+            trace(connection.topic, msg, timestamp)
+    return trace, info
+
+
+def bag_custom_data(path: str | Path) -> dict:
+    """The custom_data mapping of a rosbag2 directory's metadata.yaml (empty if absent)."""
+    import yaml
+
+    metadata = yaml.safe_load((Path(path) / "metadata.yaml").read_text())
+    return (metadata.get("rosbag2_bagfile_information", {}) or {}).get("custom_data") or {}
+
+
+def _joint_names_from_bag(reader, roles: TopicRoles, typestore) -> tuple[tuple, tuple]:
+    """Without run info: arm = every joint not named like a reaction wheel (rw_*) in the first joint_states."""
+    connections = [c for c in reader.connections if c.topic == roles.joint_states]
+    for connection, _ts, raw in reader.messages(connections=connections):
+        names = list(typestore.deserialize_cdr(raw, connection.msgtype).name)
+        wheels = tuple(n for n in names if n.startswith("rw_"))
+        return tuple(n for n in names if n not in wheels), wheels
+    return (), ()
