@@ -113,7 +113,6 @@ class ServicerController:
         controlled = self._arm_v if self.tracking else np.zeros(0, dtype=int)
         effort = model.effortLimit[self._arm_v]
         self.dynamics = FreeFloatingComputedTorque(model, controlled, effort if self.tracking else None)
-        self._effort = effort
         self._wheel_p = np.array([self.dynamics.passive_index(i) for i in self._wheel_v], dtype=int)
 
         # Attitude: the bus is the base link of `bus_subtree`.

@@ -3,6 +3,7 @@ output order follows the configured joint lists, results are deterministic."""
 from dataclasses import replace
 
 import numpy as np
+import pinocchio as pin
 import pytest
 import yaml
 
@@ -162,3 +163,28 @@ def test_stop_trajectory_holds_the_measured_pose(system, config):
     ctl.stop_trajectory()
     out = ctl.update(1.001, q, v)
     assert not out.trajectory_active and np.allclose(out.tracking_error, 0.0)
+
+
+def test_fixed_base_arm_under_gravity(config):
+    """The same controller on the bench Sawyer (fixed base, Earth gravity; what sawyer.launch.py drives):
+    joint tracking only, no wheels. At rest on its reference it commands the gravity torques, and in
+    motion forward dynamics returns the commanded acceleration a* = qdd_d + Kd e' + Kp e."""
+    bench = SystemModel(load_model_config("config/models/sawyer_fixed.yaml"))
+    ctl = ServicerController(bench, replace(config, modes=("joint_tracking",), wheel_joints=None))
+    model, data = bench.model, bench.model.createData()
+    q = bench.neutral()
+    for name, angle in zip(bench.arm_joints, [0.2, -0.6, 0.1, 1.1, 0.0, 0.5, 0.0]):
+        bench.set_joint_angle(q, name, angle)
+    v = np.zeros(bench.nv)
+    out = ctl.update(0.0, q, v)
+    gravity = pin.rnea(model, data, q, v, np.zeros(bench.nv))[bench.arm_v]
+    assert np.abs(gravity).max() > 10.0                       # the shoulder carries the arm: tens of N m
+    assert np.allclose(out.arm_torque, gravity, rtol=1e-12, atol=1e-9)
+    ctl.set_trajectory(list(bench.arm_joints), [([0.4, -0.4, 0.1, 1.0, 0.2, 0.5, 0.1], None, None, 2.0)])
+    v[bench.arm_v] = 0.05
+    out = ctl.update(0.7, q, v)
+    ref = ctl.follower.sample(0.7)
+    a_star = ref.accelerations + ctl.kd * (ref.velocities - v[bench.arm_v]) + ctl.kp * (ref.positions - q[bench.arm_v])
+    tau = np.zeros(bench.nv)
+    tau[bench.arm_v] = out.arm_torque
+    assert np.abs(pin.aba(model, data, q, v, tau)[bench.arm_v] - a_star).max() < 1e-9
