@@ -16,6 +16,7 @@ from .run_trace import RunTrace
 PLOT_NAMES = ("base_attitude.png", "joint_angles.png", "wheel_speeds.png", "momentum_drift.png")
 _SIZE = (8.0, 4.5)   # inches
 _DPI = 100
+_LOG_FLOOR = 1e-18   # smallest value drawn on log axes (exact zeros at t = 0)
 
 
 def _figure(rows: int = 1):
@@ -40,7 +41,8 @@ def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_lim
 
     figure, (ax,) = _figure()
     t, angle = trace.attitude_error()
-    ax.plot(t, np.degrees(angle), label="bus attitude error")
+    # log scale: a held attitude sits orders of magnitude below its requirement
+    ax.semilogy(t, np.maximum(np.degrees(angle), _LOG_FLOOR), label="bus attitude error")
     if attitude_limit is not None:
         ax.axhline(np.degrees(attitude_limit), color="r", linestyle="--", label="requirement")
     ax.set_xlabel("time (s)")
@@ -80,14 +82,13 @@ def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_lim
 
     figure, (ax_p, ax_l) = _figure(2)
     t, dp, dl = trace.momentum_drift()
-    ax_p.plot(t, dp)
+    ax_p.semilogy(t, np.maximum(dp, _LOG_FLOOR))
     ax_p.set_ylabel("|p - p(0)| (kg m/s)")
     ax_p.set_title(f"{title}: total momentum drift (world frame, L about the system CoM)")
-    ax_l.plot(t, dl)
+    ax_l.semilogy(t, np.maximum(dl, _LOG_FLOOR))
     ax_l.set_ylabel("|L - L(0)| (kg m^2/s)")
     ax_l.set_xlabel("time (s)")
     for ax in (ax_p, ax_l):
         ax.grid(True)
-        ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))
     paths.append(_save(figure, out / PLOT_NAMES[3]))
     return paths

@@ -97,9 +97,7 @@ class SimulationRun:
         recorder = BagRecorder(bag_path, self.types.typestore, self.graph.topics(), self.scenario.recording.rate,
                                listeners=(trace,))
         recorder.set_custom_data(ROLES_KEY, self.roles.to_json())
-        recorder.set_custom_data(INFO_KEY, json.dumps({
-            "scenario": self.scenario.name, "arm_joints": list(self.system.arm_joints),
-            "wheel_joints": list(self.system.wheel_joints), "dt": self.graph.tick}, sort_keys=True))
+        recorder.set_custom_data(INFO_KEY, json.dumps(self.run_info(), sort_keys=True))
         self.graph.tap(recorder)
         bar = ProgressBar(duration, progress)
         start = time.perf_counter()
@@ -131,12 +129,19 @@ class SimulationRun:
         if out is not None:
             (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
             if plots:
-                req = self.scenario.evaluation.requirements if self.scenario.evaluation is not None else None
-                result.plots = plot_run(trace, out, self.scenario.name,
-                                        attitude_limit=req.max_attitude_error if req is not None else None,
-                                        wheel_max_speed=float(np.max(self.system.wheel_max_speed))
-                                        if len(self.system.wheel_joints) else None)
+                info = self.run_info()
+                result.plots = plot_run(trace, out, self.scenario.name, attitude_limit=info["attitude_limit"],
+                                        wheel_max_speed=info["wheel_max_speed"])
         return result
+
+    def run_info(self) -> dict:
+        """What `space-robot-plot` needs besides the topics (stored in the bag's custom_data)."""
+        req = self.scenario.evaluation.requirements if self.scenario.evaluation is not None else None
+        wheels = self.system.wheel_max_speed
+        return {"scenario": self.scenario.name, "arm_joints": list(self.system.arm_joints),
+                "wheel_joints": list(self.system.wheel_joints), "dt": self.graph.tick,
+                "attitude_limit": req.max_attitude_error if req is not None else None,
+                "wheel_max_speed": float(np.max(wheels)) if len(wheels) and np.all(np.isfinite(wheels)) else None}
 
 
 def build_monitor_core(types, system: SystemModel, scenario: Scenario):
