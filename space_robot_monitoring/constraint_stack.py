@@ -1,0 +1,29 @@
+"""Velocity constraints C(q) v = 0 stacked from several sources (seed 004 eq. 2.34: [J; B] theta_dot = [0; c0]).
+
+A constraint source has `rows` (int), `matrix(q)` -> (rows x nv), `derivative(q, u)` -> (rows x nv),
+the derivative d/de C(q (+) e u) along the Pinocchio velocity u, and `kernel_derivative(q, u)`, a matrix
+that equals derivative(q, u) when u and the vectors it is applied to satisfy the whole stack's constraint
+(what the mechanical connection needs; it may be cheaper). See momentum_matrices.CentroidalMomentum and
+contact_constraint.WeldConstraint.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class ConstraintStack:
+    """Rows of several constraint sources, in the order given."""
+
+    def __init__(self, sources: list):
+        if not sources:
+            raise ValueError("a constraint stack needs at least one source")
+        self.sources = list(sources)
+        self.rows = sum(s.rows for s in self.sources)
+
+    def matrix(self, q: np.ndarray) -> np.ndarray:
+        return np.vstack([s.matrix(q) for s in self.sources]) if len(self.sources) > 1 else self.sources[0].matrix(q)
+
+    def derivative(self, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        if len(self.sources) == 1:
+            return self.sources[0].derivative(q, u)
+        return np.vstack([s.derivative(q, u) for s in self.sources])

@@ -1,0 +1,46 @@
+"""Generalized Jacobian of a free-floating manipulator (Umetani & Yoshida; seed 004 sec. 5: the reduced
+Jacobian of the robot holding a target is its generalisation).
+
+With zero momentum the base moves as xi_b = K qdot (mechanical_connection.py, K = -H_b^-1 H_bm for the
+free robot, or the combined momentum + grasp connection when the target is held), so the end-effector
+twist is
+
+    V_EE = J_b xi_b + J_m qdot = (J_m + J_b K) qdot = J* qdot,   J* = J_m - J_b H_b^-1 H_bm,
+
+with J the end-effector frame Jacobian (LOCAL_WORLD_ALIGNED: velocity of the frame origin and angular
+velocity, world axes). Its smallest singular value going to zero is a dynamic singularity: joint motion
+can no longer move the end effector in some direction because the base absorbs it. Singular values and
+the manipulability sqrt(det(J* J*^T)) are reported for the length-scaled J* (linear rows divided by L,
+prismatic columns multiplied by L), so they are dimensionless and comparable across robots. With fewer
+joints than 6 (planar arms) the min(6, n) singular values are used: manipulability sqrt(det(J*^T J*)).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class GeneralizedJacobianFigures:
+    jacobian: np.ndarray            # J* (6 x n_joints), SI: m/s and rad/s per joint rate
+    singular_values: np.ndarray     # the min(6, n) singular values of the scaled J*, decreasing (dimensionless)
+    manipulability: float           # their product: sqrt(det(Js Js^T)) (n >= 6) or sqrt(det(Js^T Js)) (n < 6)
+
+
+def generalized_jacobian(j_ee: np.ndarray, k: np.ndarray, fibre_v: np.ndarray, joint_v: np.ndarray,
+                         joint_columns: np.ndarray) -> np.ndarray:
+    """J* = J_m + J_f K restricted to `joint_columns` (indices into joint_v, the shape coordinates of K).
+
+    j_ee: (6 x nv) end-effector Jacobian; k: (len(fibre_v) x len(joint_v)) connection.
+    """
+    full = j_ee[:, joint_v] + j_ee[:, fibre_v] @ k
+    return full[:, joint_columns]
+
+
+def generalized_jacobian_figures(jstar: np.ndarray, prismatic: np.ndarray, length_scale: float
+                                 ) -> GeneralizedJacobianFigures:
+    scaled = jstar * np.where(prismatic, length_scale, 1.0)[None, :]
+    scaled[:3] /= length_scale
+    sv = np.linalg.svd(scaled, compute_uv=False)          # min(6, n) values
+    return GeneralizedJacobianFigures(jstar, sv, float(np.prod(sv)))

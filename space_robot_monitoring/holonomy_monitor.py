@@ -1,0 +1,424 @@
+"""Online holonomy monitor (issue 4): one call per control cycle, ROS-free.
+
+    monitor = HolonomyMonitor(system, load_monitor_settings("config/monitor.yaml"))
+    report = monitor.update(t, q, v)              # or update(t, q, v, attached=True) at a grasp
+    report.level, report.message                  # "OK" | "WARN" | "ERROR", a sentence for people
+    report.key_values()                           # [(key, value string)], for diagnostic_msgs/KeyValue
+
+Stable API (used by the monitor node): HolonomyMonitor(system, settings), HolonomyMonitor.from_yaml(path,
+system=None), .update(t, q, v, attached=None) -> MonitorReport, .attached, .reset(), MonitorReport fields
+below and MonitorReport.key_values(). Inputs: t in s (strictly increasing), q (nq,) and v (nv,) in the
+SystemModel's Pinocchio convention (free-flyer twists in the base frame). Bad input raises CommandError.
+
+What each figure means (docs/holonomy.md has one paragraph and the equation for each):
+- momentum residual: change of the total linear momentum p and of the angular momentum L about the centre
+  of mass of the monitored bodies (the robot; robot + target while attached) since the first update after a
+  reset or an attach/detach, world frame. Relative values are fractions of the momentum capacity (what the
+  robot's joints generate at their reference speeds). Non-zero means an external force or torque acts (mean
+  value reported); a jump within one cycle means an impact or contact event.
+- momentum constraint matrix: singular values and rank of seed 004's B (eq. 2.32) made dimensionless with
+  the system mass M and length scale L; rank 6 means the base (and target) motion is determined by qdot.
+- thesis Y_h ranks (seed 004 eqs. 4.1-4.16), linear and angular: reproduced as published, but they are the
+  rank of the V_b columns of A, not an integrability test (thesis_criterion.py).
+- nonholonomy rank: number of independent base-attitude changes that small closed joint loops produce
+  (rank of the curvature's angular parts, mechanical_connection.py); 0 would mean holonomic.
+- linear integrability residual: centre-of-mass velocity of the curvature, relative; zero up to round-off
+  because linear momentum is integrable. A large value means the model or its derivatives are inconsistent.
+- contact residual (attached only): relative twist of end effector and grapple over the end-effector
+  speed capacity; non-zero means the grasp slips or is lost.
+- generalized Jacobian J* (generalized_jacobian.py): smallest singular value and manipulability of the
+  length-scaled J*; a small sigma_min is a dynamic singularity.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from space_robot_dynamics.errors import CommandError, ConfigError
+from space_robot_dynamics.model.model_config import load_model_config
+from space_robot_dynamics.model.system_model import SystemModel
+
+from .contact_constraint import WeldConstraint
+from .generalized_jacobian import generalized_jacobian, generalized_jacobian_figures
+from .lie_algebra import skew
+from .mechanical_connection import CurvatureFigureMaker, Fibre, MechanicalConnection
+from .momentum_matrices import CentroidalMomentum, ThesisMomentumModel
+from .monitor_settings import SECTION, MonitorSettings, load_monitor_settings
+from .system_partition import subtree_partition
+from .thesis_criterion import thesis_criterion
+
+OK, WARN, ERROR = "OK", "WARN", "ERROR"
+_EYE3 = np.eye(3)
+_LEVEL_ORDER = {OK: 0, WARN: 1, ERROR: 2}
+YH_NOTE = ("thesis Y_h rank = rank of the V_b columns of the constraint matrix (seed 004 eq. 4.16 reduces to "
+           "A[:, :3]^T (A A^T)^-1); it depends on ordering and reference point, not on integrability: "
+           "see nonholonomy_rank")
+
+
+@dataclass(frozen=True)
+class MonitorReport:
+    """One monitor cycle. Vectors in the world frame unless stated; SI units."""
+
+    t: float
+    attached: bool
+    level: str
+    message: str
+    momentum_interpretation: str
+    linear_momentum: np.ndarray              # kg m/s, monitored bodies
+    angular_momentum: np.ndarray             # kg m^2/s, about their centre of mass
+    linear_momentum_residual: np.ndarray     # kg m/s, p - p0
+    angular_momentum_residual: np.ndarray    # kg m^2/s, L - L0
+    linear_residual_fraction: float          # |p - p0| / linear momentum capacity
+    angular_residual_fraction: float         # |L - L0| / angular momentum capacity
+    momentum_jump_fraction: float            # largest of the two over the last cycle
+    mean_external_force: np.ndarray          # N, (p - p0) / (t - t0)
+    mean_external_torque: np.ndarray         # N m, (L - L0) / (t - t0)
+    constraint_singular_values: np.ndarray   # (6,), dimensionless B (eq. 2.32)
+    constraint_rank: int
+    thesis_yh_linear: np.ndarray             # (3, 3) seed 004 eq. 4.16, linear momentum
+    thesis_yh_angular: np.ndarray            # (3, 3) angular momentum
+    thesis_yh_rank_linear: int
+    thesis_yh_rank_angular: int
+    nonholonomy_rank: int
+    attitude_curvature_singular_values: np.ndarray   # (3,), rad per (rad)^2 of loop area, dimensionless
+    involutivity_rank: int
+    linear_integrability_residual: float
+    contact_residual: float                  # NaN when not attached
+    jstar_singular_values: np.ndarray        # scaled J*, decreasing
+    jstar_sigma_min: float
+    jstar_manipulability: float
+    jstar: np.ndarray = field(repr=False)    # (6 x n) SI, end-effector frame origin twist, world axes
+
+    def key_values(self) -> list[tuple[str, str]]:
+        """Flat (key, value) strings for diagnostic_msgs/KeyValue, in a fixed order."""
+        contact = "n/a (not attached)" if not self.attached else _g(self.contact_residual)
+        return [
+            ("level", self.level),
+            ("message", self.message),
+            ("attached", str(self.attached).lower()),
+            ("momentum_interpretation", self.momentum_interpretation),
+            ("linear_momentum_residual_fraction", _g(self.linear_residual_fraction)),
+            ("angular_momentum_residual_fraction", _g(self.angular_residual_fraction)),
+            ("linear_momentum_residual [N s, world]", _vec(self.linear_momentum_residual)),
+            ("angular_momentum_residual [N m s, world, about CoM]", _vec(self.angular_momentum_residual)),
+            ("mean_external_force [N, world]", _vec(self.mean_external_force)),
+            ("mean_external_torque [N m, world]", _vec(self.mean_external_torque)),
+            ("momentum_jump_fraction", _g(self.momentum_jump_fraction)),
+            ("constraint_matrix_rank", str(self.constraint_rank)),
+            ("constraint_matrix_singular_values [scaled]", _vec(self.constraint_singular_values)),
+            ("thesis_Yh_rank_linear", str(self.thesis_yh_rank_linear)),
+            ("thesis_Yh_rank_angular", str(self.thesis_yh_rank_angular)),
+            ("thesis_Yh_note", YH_NOTE),
+            ("nonholonomy_rank", str(self.nonholonomy_rank)),
+            ("attitude_curvature_singular_values [scaled]", _vec(self.attitude_curvature_singular_values)),
+            ("involutivity_rank", str(self.involutivity_rank)),
+            ("linear_integrability_residual", _g(self.linear_integrability_residual)),
+            ("contact_residual", contact),
+            ("jstar_sigma_min [scaled]", _g(self.jstar_sigma_min)),
+            ("jstar_manipulability [scaled]", _g(self.jstar_manipulability)),
+        ]
+
+
+def _g(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _vec(x: np.ndarray) -> str:
+    return "[" + ", ".join(f"{v:.6g}" for v in np.ravel(x)) + "]"
+
+
+class HolonomyMonitor:
+    """See the module docstring. One instance per monitored system; not thread-safe (owns Pinocchio data)."""
+
+    def __init__(self, system: SystemModel, settings: MonitorSettings):
+        self.system = system
+        self.settings = settings
+        model = system.model
+        self.model = model
+        self.data = model.createData()
+        src = settings.source
+        self.robot = subtree_partition(system, settings.robot_subtree, f"{SECTION}.robot_subtree")
+        robot = self.robot
+        self.ee_frame = _frame(model, settings.end_effector_frame, f"{SECTION}.end_effector_frame", src)
+        if model.frames[self.ee_frame].parentJoint not in robot.body_joint_ids:
+            raise ConfigError(f"{SECTION}.end_effector_frame", f"frame {settings.end_effector_frame!r} is not on "
+                              f"subtree {robot.name!r}", src)
+        self.centroidal = CentroidalMomentum(model)
+        self.target = None
+        self._weld = None
+        self._connection_attached = None
+        if settings.target is not None:
+            self.target = subtree_partition(system, settings.target.subtree, f"{SECTION}.target.subtree")
+            if len(self.target.joint_v):
+                raise ConfigError(f"{SECTION}.target.subtree", f"the target must be one rigid body; subtree "
+                                  f"{self.target.name!r} has joints {self.target.joint_names}", src)
+            grapple = _frame(model, settings.target.grapple_frame, f"{SECTION}.target.grapple_frame", src)
+            if model.frames[grapple].parentJoint != self.target.root_joint_id:
+                raise ConfigError(f"{SECTION}.target.grapple_frame", f"frame {settings.target.grapple_frame!r} "
+                                  f"is not on the target {self.target.name!r}", src)
+            self._weld = WeldConstraint(model, self.ee_frame, grapple)
+            self._connection_attached = MechanicalConnection(
+                model, [self.centroidal, self._weld],
+                [Fibre(robot.root_joint_id, robot.base_v), Fibre(self.target.root_joint_id, self.target.base_v)],
+                robot.joint_v)
+        self._connection_free = MechanicalConnection(model, [self.centroidal],
+                                                     [Fibre(robot.root_joint_id, robot.base_v)], robot.joint_v)
+        self.thesis = ThesisMomentumModel(system, robot, self.target, self.ee_frame, self.centroidal)
+        self.length_scale = settings.length_scale or self._auto_length_scale()
+        self.reference_speed = self._reference_speeds()
+        self.shape_scale = np.where(robot.prismatic, self.length_scale, 1.0)
+        if settings.jacobian_joints == "arm":
+            position = {v: k for k, v in enumerate(robot.joint_v)}
+            missing = [n for n, v in zip(system.arm_joints, system.arm_v) if v not in position]
+            if missing or not len(system.arm_v):
+                raise ConfigError(f"{SECTION}.generalized_jacobian.joints", f"'arm' needs the model's arm_joints "
+                                  f"on subtree {robot.name!r} (missing: {missing or 'no arm joints'})", src)
+            self.jacobian_columns = np.array([position[v] for v in system.arm_v], dtype=int)
+        else:
+            self.jacobian_columns = np.arange(len(robot.joint_v))
+        self._all_joints = np.arange(len(robot.joint_v))
+        self._jacobian_prismatic = robot.prismatic[self.jacobian_columns]
+        self._modes = {False: self._mode([robot], self._connection_free)}
+        if self.target is not None:
+            self._modes[True] = self._mode([robot, self.target], self._connection_attached)
+        self._attached = bool(settings.target.attached) if settings.target is not None else False
+        self.reset()
+
+    def _mode(self, fibres: list, connection: MechanicalConnection) -> "_Mode":
+        """Everything constant for one contact state (free robot, or robot holding the target)."""
+        roots = tuple(f.root_joint_id for f in fibres)
+        masses = tuple(f.mass for f in fibres)
+        mass, length = float(sum(masses)), self.length_scale
+        # B of eq. 2.32 made dimensionless: rows P / (M L), L / (M L^2); columns V_b, v_t times L, prismatic
+        # qdot times L (Omega_b, omega_t, revolute qdot are already per radian).
+        rows = np.r_[np.full(3, 1.0 / (mass * length)), np.full(3, 1.0 / (mass * length ** 2))][:, None]
+        cols = np.r_[np.full(3, length), np.ones(3), self.shape_scale]
+        if len(fibres) > 1:
+            cols = np.r_[cols, np.ones(3), np.full(3, length)]
+        figures = CurvatureFigureMaker(self.shape_scale, len(fibres), length, self.settings.rank_rtol)
+        return _Mode(roots, masses, mass, np.concatenate([f.all_v for f in fibres]), connection, figures,
+                     rows, cols[None, :])
+
+    @classmethod
+    def from_yaml(cls, path: str | Path, system: SystemModel | None = None) -> "HolonomyMonitor":
+        """Monitor configured by the holonomy_monitor section of `path`; builds its `model` if no system is given."""
+        settings = load_monitor_settings(path)
+        if system is None:
+            if settings.model is None:
+                raise ConfigError(f"{SECTION}.model", "is required when no SystemModel is passed", settings.source)
+            system = SystemModel(load_model_config(settings.model))
+        return cls(system, settings)
+
+    # ---- state ------------------------------------------------------------------------------
+    @property
+    def attached(self) -> bool:
+        return self._attached
+
+    def reset(self) -> None:
+        """Forget the momentum reference: the next update takes its momentum as the initial momentum."""
+        self._h0 = None
+        self._h_prev = None
+        self._t0 = None
+        self._t_prev = None
+
+    # ---- the cycle ----------------------------------------------------------------------------
+    def update(self, t: float, q: np.ndarray, v: np.ndarray, attached: bool | None = None) -> MonitorReport:
+        q, v, t = self._checked(t, q, v)
+        if attached is not None and bool(attached) != self._attached:
+            if attached and self.target is None:
+                raise CommandError("attached", "no target is configured (holonomy_monitor.target)")
+            self._attached = bool(attached)
+            self.reset()        # the monitored set of bodies changed: new momentum reference
+        s, robot, model, data = self.settings, self.robot, self.model, self.data
+        mode = self._modes[self._attached]
+        ag = self.centroidal.matrix(q)
+        thesis = self.thesis.compute(q, self._attached, ag)
+        # Subtree centres of mass: data.com[j] (j > 0) is expressed in joint j's frame, data.mass[j] in kg.
+        pin.centerOfMass(model, data, q)
+        pin.computeJointJacobians(model, data, q)
+        placements = [data.oMi[j] for j in mode.roots]
+        local_coms = [data.com[j] for j in mode.roots]
+        com = sum(m * pl.act(c) for m, pl, c in zip(mode.masses, placements, local_coms)) / mode.mass
+
+        # ---- momentum of the monitored bodies (about their own centre of mass) and its capacity
+        shift = skew(self.centroidal.data.com[0] - com)          # about the total CoM -> about `com`
+        h = ag[:, mode.cols] @ v[mode.cols]
+        h[3:] += shift @ h[:3]
+        joint_cols = ag[:, robot.joint_v]
+        joint_cols[3:] += shift @ joint_cols[:3]
+        capacity = np.sqrt(np.add.reduceat(joint_cols * joint_cols, [0, 3], axis=0)) @ self.reference_speed
+        if self._h0 is None:
+            self._h0, self._t0 = h.copy(), t
+            self._h_prev, self._t_prev = h.copy(), t
+        dh = h - self._h0
+        jump = h - self._h_prev
+        dh_norm = np.sqrt(np.add.reduceat(dh * dh, [0, 3]))
+        frac_lin, frac_ang = (dh_norm / capacity).tolist()
+        jump_frac = float(np.max(np.sqrt(np.add.reduceat(jump * jump, [0, 3])) / capacity))
+        elapsed = t - self._t0
+        mean_wrench = dh / elapsed if elapsed > 0.0 else np.zeros(6)
+        self._h_prev, self._t_prev = h, t
+
+        # ---- seed 004 constraint matrix (eq. 2.32, dimensionless) and thesis Y_h (eqs. 4.1-4.16)
+        b_sv = np.linalg.svd(mode.b_row_scale * thesis.B * mode.b_col_scale, compute_uv=False)
+        b_rank = int(np.count_nonzero(b_sv > s.rank_rtol * b_sv[0]))
+        yh_lin = thesis_criterion(thesis.linear, s.rank_rtol, s.thesis_yh_method)
+        yh_ang = thesis_criterion(thesis.angular, s.rank_rtol, s.thesis_yh_method)
+
+        # ---- mechanical connection and curvature
+        curvature = mode.connection.compute(q)
+        com_jacobians = [m / mode.mass * (pl.rotation @ np.hstack((_EYE3, -skew(c))))
+                         for m, pl, c in zip(mode.masses, placements, local_coms)]
+        figures = mode.figures.figures(curvature, com_jacobians)
+
+        # ---- generalized Jacobian and contact residual
+        j_ee = pin.getFrameJacobian(model, data, self.ee_frame, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        jstar_all = generalized_jacobian(j_ee, curvature.K[:6], robot.base_v, robot.joint_v, self._all_joints)
+        jac = generalized_jacobian_figures(jstar_all[:, self.jacobian_columns], self._jacobian_prismatic,
+                                           self.length_scale)
+        contact = float("nan")
+        if self._attached:
+            weld_rows = curvature.constraint_matrix[6:12]
+            contact = self._contact_residual(weld_rows @ v, jstar_all)
+
+        sigma_min = float(jac.singular_values[-1])
+        level, message, interpretation = self._assess(frac_lin, frac_ang, jump_frac, mean_wrench, dh, figures,
+                                                      sigma_min, contact, self._attached)
+        return MonitorReport(
+            t=t, attached=self._attached, level=level, message=message, momentum_interpretation=interpretation,
+            linear_momentum=h[:3], angular_momentum=h[3:], linear_momentum_residual=dh[:3],
+            angular_momentum_residual=dh[3:], linear_residual_fraction=frac_lin, angular_residual_fraction=frac_ang,
+            momentum_jump_fraction=jump_frac, mean_external_force=mean_wrench[:3],
+            mean_external_torque=mean_wrench[3:], constraint_singular_values=b_sv, constraint_rank=b_rank,
+            thesis_yh_linear=yh_lin.Yh, thesis_yh_angular=yh_ang.Yh, thesis_yh_rank_linear=yh_lin.rank,
+            thesis_yh_rank_angular=yh_ang.rank, nonholonomy_rank=figures.nonholonomy_rank,
+            attitude_curvature_singular_values=figures.attitude_singular_values,
+            involutivity_rank=figures.involutivity_rank, linear_integrability_residual=figures.linear_residual,
+            contact_residual=contact, jstar_singular_values=jac.singular_values,
+            jstar_sigma_min=sigma_min, jstar_manipulability=jac.manipulability, jstar=jac.jacobian,
+        )
+
+    # ---- pieces ---------------------------------------------------------------------------------
+    def _checked(self, t, q, v):
+        try:
+            t = float(t)
+        except (TypeError, ValueError) as exc:
+            raise CommandError("t", f"not a number: {t!r}") from exc
+        if not np.isfinite(t):
+            raise CommandError("t", f"must be finite, got {t}")
+        if self._t_prev is not None and t <= self._t_prev:
+            raise CommandError("t", f"must increase: got {t} after {self._t_prev}")
+        out = []
+        for name, x, size in (("q", q, self.model.nq), ("v", v, self.model.nv)):
+            try:
+                x = np.asarray(x, dtype=float)
+            except (TypeError, ValueError) as exc:
+                raise CommandError(name, f"not a numeric vector: {exc}") from exc
+            if x.shape != (size,):
+                raise CommandError(name, f"expected {size} values, got shape {x.shape}")
+            if not np.all(np.isfinite(x)):
+                raise CommandError(name, f"non-finite values at indices {np.flatnonzero(~np.isfinite(x)).tolist()}")
+            out.append(x)
+        return pin.normalize(self.model, out[0].copy()), out[1], t
+
+    def _auto_length_scale(self) -> float:
+        """Distance from the base centroid to the end effector at the neutral configuration (the arm's reach)."""
+        data = self.model.createData()
+        q = self.system.neutral()
+        pin.framesForwardKinematics(self.model, data, q)
+        base = data.oMi[self.robot.root_joint_id].act(self.robot.base_com_local)
+        length = float(np.linalg.norm(data.oMf[self.ee_frame].translation - base))
+        if not length > 0.0:
+            raise ConfigError(f"{SECTION}.length_scale", "auto gives zero (end effector at the base centroid); "
+                              "give a length in m", self.settings.source)
+        return length
+
+    def _reference_speeds(self) -> np.ndarray:
+        n = len(self.robot.joint_v)
+        if self.settings.reference_joint_speed is not None:
+            return np.full(n, self.settings.reference_joint_speed)
+        limits = self.model.velocityLimit[self.robot.joint_v]
+        bad = [name for name, lim in zip(self.robot.joint_names, limits) if not (0.0 < lim < 1e300)]
+        if bad:
+            raise ConfigError(f"{SECTION}.momentum.reference_joint_speed", f"'urdf' needs velocity limits; joints "
+                              f"{bad} have none: give a speed", self.settings.source)
+        return np.array(limits, dtype=float)
+
+    def _contact_residual(self, spatial: np.ndarray, jstar_all: np.ndarray) -> float:
+        """|relative twist at the end effector| (scaled) over the end-effector speed capacity.
+
+        spatial: spatial twist of the grapple body minus that of the end-effector body (world, at the world
+        origin); moved to the end-effector point: dv + dw x p_EE.
+        """
+        ee_point = pin.updateFramePlacement(self.model, self.data, self.ee_frame).translation
+        lin = spatial[:3] + skew(spatial[3:]) @ ee_point
+        relative = np.sqrt(lin @ lin) / self.length_scale + np.sqrt(spatial[3:] @ spatial[3:])
+        columns = jstar_all * jstar_all
+        capacity = (np.sqrt(columns[:3].sum(axis=0)) / self.length_scale + np.sqrt(columns[3:].sum(axis=0)))
+        return float(relative / (capacity @ self.reference_speed))
+
+    def _assess(self, frac_lin, frac_ang, jump_frac, mean_wrench, dh, figures, sigma_min, contact, attached):
+        s = self.settings
+        level = OK
+        findings = []
+
+        def raise_to(new):
+            nonlocal level
+            if _LEVEL_ORDER[new] > _LEVEL_ORDER[level]:
+                level = new
+
+        parts = []
+        if frac_lin > s.momentum_warn:
+            raise_to(ERROR if frac_lin > s.momentum_error else WARN)
+            parts.append(f"linear momentum changed by {np.linalg.norm(dh[:3]):.3g} N s ({frac_lin:.2g} of capacity): "
+                         f"an external force acts (mean {np.linalg.norm(mean_wrench[:3]):.3g} N)")
+        if frac_ang > s.momentum_warn:
+            raise_to(ERROR if frac_ang > s.momentum_error else WARN)
+            parts.append(f"angular momentum changed by {np.linalg.norm(dh[3:]):.3g} N m s ({frac_ang:.2g} of "
+                         f"capacity): an external torque acts (mean {np.linalg.norm(mean_wrench[3:]):.3g} N m)")
+        if jump_frac > s.momentum_jump:
+            raise_to(ERROR)
+            parts.append(f"momentum jumped by {jump_frac:.2g} of capacity in one cycle: impact or contact event")
+        interpretation = "; ".join(parts) if parts else (
+            f"momentum conserved (changes {frac_lin:.1e} linear, {frac_ang:.1e} angular of capacity): "
+            "no external force or torque")
+        findings.append(interpretation[0].upper() + interpretation[1:])
+        if attached and contact > s.contact_warn:
+            raise_to(ERROR if contact > s.contact_error else WARN)
+            findings.append(f"End effector moves relative to the grapple ({contact:.2g} of its speed capacity): "
+                            "grasp slipping or contact lost")
+        if figures.linear_residual > s.linear_residual_error:
+            raise_to(ERROR)
+            findings.append(f"Linear-momentum curvature residual {figures.linear_residual:.2g}: the model or its "
+                            "derivatives are inconsistent")
+        rank = figures.nonholonomy_rank
+        findings.append("Constraints holonomic at this configuration (no attitude change from joint loops)" if rank == 0
+                        else f"Constraints nonholonomic: small joint loops can turn the base about {rank} "
+                             f"independent {'axes' if rank > 1 else 'axis'}")
+        if sigma_min < s.sigma_min_warn:
+            raise_to(ERROR if sigma_min < s.sigma_min_error else WARN)
+            findings.append(f"End effector near a dynamic singularity (scaled sigma_min {sigma_min:.2g})")
+        else:
+            findings.append(f"end effector clear of dynamic singularities (scaled sigma_min {sigma_min:.2g})")
+        return level, "; ".join(findings) + ".", interpretation
+
+
+@dataclass(frozen=True)
+class _Mode:
+    roots: tuple            # root joint ids of the monitored free bodies (robot first)
+    masses: tuple           # their subtree masses, kg
+    mass: float
+    cols: np.ndarray        # v indices of the monitored bodies
+    connection: MechanicalConnection
+    figures: CurvatureFigureMaker
+    b_row_scale: np.ndarray
+    b_col_scale: np.ndarray
+
+
+def _frame(model: pin.Model, name: str, field_name: str, source: str | None) -> int:
+    if not model.existFrame(name):
+        raise ConfigError(field_name, f"no frame named {name!r} in the model", source)
+    return model.getFrameId(name)

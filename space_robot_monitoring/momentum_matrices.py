@@ -1,0 +1,178 @@
+"""Momentum constraint matrices of seed 004 (eqs. 2.13-2.25, 2.31-2.32), built from Pinocchio's centroidal map.
+
+Pinocchio side. `computeCentroidalMap` gives A_G(q) (6 x nv) with h_G = A_G v = (p, L_G): total linear
+momentum (kg m/s) and angular momentum about the system centre of mass (kg m^2/s), world axes, for the
+Pinocchio velocity v (free flyers: base-joint-frame twists). Its derivative along a velocity u,
+X_u(A_G) = d/de A_G(q (+) e u), is Pinocchio's `computeCentroidalMapTimeVariation` plus one term:
+Pinocchio's dA_G omits -[cdot x] A_G,lin in the angular rows (cdot = A_G,lin u / M, the centre-of-mass
+velocity), a term that vanishes on the product dA_G v (cdot x M cdot = 0) and so is dropped there; we need
+the full derivative (checked against finite differences in test/test_holonomy_curvature.py).
+
+Thesis side (seed 004 sec. 2.3). Generalised velocity, eq. 2.30:
+    theta_dot = [V_b, Omega_b, qdot, omega_t, v_t]
+- V_b: velocity of the base centroid r_b (m/s), Omega_b: base angular velocity (rad/s), world axes;
+- qdot: rates of the robot's one-DOF joints (arm, then any wheels, in Pinocchio v order; rad/s or m/s);
+- omega_t = Omega_t - Omega_EE and v_t = V_t - V_EE - Omega_t x r_t/EE: motion of the target relative to
+  the end effector (world axes), the definitions that make eqs. 2.7 and 2.10 hold:
+    V_t = V_b + Omega_b x r_t/b + J_L(r_t) qdot + omega_t x r_t/EE + v_t,  Omega_t = Omega_b + J_A qdot + omega_t,
+  with J_L evaluated at the target centroid (eq. 2.5 with r_i = r_t). A rigid grasp is omega_t = v_t = 0.
+The thesis writes these relative velocities "in base coordinates"; we use world axes so that every row
+and column of B is in one frame (ranks and Y_h ranks are unchanged by a rotation of axes).
+
+Momentum rows (eqs. 2.11-2.13): [P; L] with P the total linear momentum and L the angular momentum about
+the base centroid r_b (the thesis's moments: eq. 2.15 and 2.17 use r_i/b), world axes. Then
+    [P; L] = B(theta) theta_dot,   B = [[H_Vb, H_VbOb, H_Vbq, H_Vbwt, H_Vbvt], [H_VbOb^T, H_Ob, H_Obq, H_Obwt, H_Obvt]]
+(eq. 2.32) is computed as B = H T with H the momentum about r_b in Pinocchio velocities and T the
+linear map theta_dot -> v. Without the target (free robot, or contact lost) only the robot's bodies and
+columns enter (sec. 4.2: "all terms related to the target satellite are set to zero").
+Printed eqs. 2.20 and 2.22 differ from this definition (2.20 takes the target's moment about the end
+effector instead of r_b, 2.22 has the opposite sign); the test checks B against the direct sums over
+bodies of eqs. 2.11-2.12 with velocities 2.3-2.10, and blocks 2.14-2.19, 2.21 against their printed form.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+import pinocchio as pin
+
+from space_robot_dynamics.model.system_model import SystemModel
+
+from .lie_algebra import skew
+from .system_partition import SubtreePartition
+
+THESIS_COLUMNS = ("V_b", "Omega_b", "qdot", "omega_t", "v_t")
+
+
+class CentroidalMomentum:
+    """A_G(q) and its directional derivatives (see module docstring), with its own Pinocchio data."""
+
+    rows = 6
+
+    def __init__(self, model: pin.Model):
+        self.model = model
+        self.data = model.createData()
+        self.mass = float(sum(inertia.mass for inertia in model.inertias))
+
+    def matrix(self, q: np.ndarray) -> np.ndarray:
+        """A_G (6 x nv), world axes, angular rows about the CoM; also leaves oMi and com[0] in self.data."""
+        return pin.computeCentroidalMap(self.model, self.data, q).copy()
+
+    def derivative(self, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """X_u(A_G) = d/de A_G(q (+) e u) at e = 0 (6 x nv); u is a Pinocchio velocity (nv,)."""
+        d_ag = pin.computeCentroidalMapTimeVariation(self.model, self.data, q, u).copy()
+        ag_lin = self.data.Ag[:3]
+        com_velocity = ag_lin @ u / self.mass
+        d_ag[3:] -= skew(com_velocity) @ ag_lin
+        return d_ag
+
+    def kernel_derivative(self, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Pinocchio's dA_G alone: equal to derivative(q, u) on vectors w with A_G,lin w = 0.
+
+        The omitted term -[cdot x] A_G,lin w vanishes there (and cdot = 0 too when u is allowed), so the
+        mechanical connection, which only applies it to allowed velocities, saves its cost.
+        """
+        return pin.computeCentroidalMapTimeVariation(self.model, self.data, q, u)
+
+
+@dataclass(frozen=True)
+class ThesisMomentumMatrices:
+    """B of eq. 2.32 (6 x N) in the thesis ordering, and the map T (nv x N) with v = T theta_dot.
+
+    columns: name -> slice of theta_dot (THESIS_COLUMNS; omega_t and v_t only with the target).
+    Rows 0:3 are the linear momentum constraint, rows 3:6 the angular one (sec. 4.2's two A matrices).
+    """
+
+    B: np.ndarray
+    to_pinocchio: np.ndarray
+    columns: dict
+    with_target: bool
+
+    @property
+    def linear(self) -> np.ndarray:
+        return self.B[:3]
+
+    @property
+    def angular(self) -> np.ndarray:
+        return self.B[3:]
+
+    def block(self, row: str, column: str) -> np.ndarray:
+        """e.g. block('P', 'Omega_b') = H_VbOmegab (eq. 2.15), block('L', 'qdot') = H_Omegabq (eq. 2.18)."""
+        rows = {"P": slice(0, 3), "L": slice(3, 6)}[row]
+        return self.B[rows, self.columns[column]]
+
+
+class ThesisMomentumModel:
+    """Builds seed 004's momentum constraint matrices for one robot subtree and, optionally, its target.
+
+    ee_frame_id: the robot's end-effector frame (the point EE of eqs. 2.6-2.7).
+    centroidal: a CentroidalMomentum to share (the caller may then pass the A_G it computed at q).
+    """
+
+    def __init__(self, system: SystemModel, robot: SubtreePartition, target: SubtreePartition | None,
+                 ee_frame_id: int, centroidal: CentroidalMomentum | None = None):
+        self.model = system.model
+        self.robot = robot
+        self.target = target
+        self.ee_frame_id = ee_frame_id
+        self.centroidal = CentroidalMomentum(self.model) if centroidal is None else centroidal
+        self.data = self.model.createData()
+        n = len(robot.joint_v)
+        self.n_joints = n
+        columns = {"V_b": slice(0, 3), "Omega_b": slice(3, 6), "qdot": slice(6, 6 + n)}
+        self.columns_robot = MappingProxyType(columns)
+        self.columns_target = MappingProxyType(dict(columns, omega_t=slice(6 + n, 9 + n), v_t=slice(9 + n, 12 + n)))
+        # Constant parts of the map T (joint rates are the thesis's qdot one to one).
+        self._template_robot = np.zeros((self.model.nv, 6 + n))
+        self._template_robot[robot.joint_v, 6 + np.arange(n)] = 1.0
+        self._template_target = np.zeros((self.model.nv, 12 + n))
+        self._template_target[robot.joint_v, 6 + np.arange(n)] = 1.0
+        self._base_com_skew = skew(robot.base_com_local)
+        self._target_com_skew = skew(target.base_com_local) if target is not None else None
+
+    def momentum_about_base_centroid(self, q: np.ndarray, ag: np.ndarray | None = None) -> np.ndarray:
+        """H (6 x nv): [P; L about r_b] = H v, world axes. `ag`: A_G at q if already computed."""
+        if ag is None:
+            ag = self.centroidal.matrix(q)
+        data = self.centroidal.data     # oMi and com[0] are those of q (matrix() was called at q)
+        r_b = data.oMi[self.robot.root_joint_id].act(self.robot.base_com_local)
+        h = ag.copy()
+        h[3:] += skew(data.com[0] - r_b) @ ag[:3]
+        return h
+
+    def compute(self, q: np.ndarray, with_target: bool, ag: np.ndarray | None = None) -> ThesisMomentumMatrices:
+        """B and T at q. `ag`: A_G at q from self.centroidal.matrix(q), if the caller already has it."""
+        model, data, robot = self.model, self.data, self.robot
+        h = self.momentum_about_base_centroid(q, ag)
+        base = self.centroidal.data.oMi[robot.root_joint_id]
+        n, b0 = self.n_joints, int(robot.base_v[0])
+        t_map = (self._template_target if with_target else self._template_robot).copy()
+        rt = base.rotation.T
+        # Base: v_lin = R^T (V_b - Omega_b x R c_b) = R^T V_b + [c_b x] R^T Omega_b,  w = R^T Omega_b.
+        t_map[b0:b0 + 3, 0:3] = rt
+        t_map[b0:b0 + 3, 3:6] = self._base_com_skew @ rt
+        t_map[b0 + 3:b0 + 6, 3:6] = rt
+        if not with_target:
+            cols = robot.all_v
+            return ThesisMomentumMatrices(h[:, cols] @ t_map[cols], t_map, self.columns_robot, False)
+        if self.target is None:
+            raise ValueError("with_target=True needs a target subtree")
+        target = self.target
+        pin.computeJointJacobians(model, data, q)
+        ee = pin.updateFramePlacement(model, data, self.ee_frame_id)
+        # End-effector twist in world axes (origin velocity, angular velocity) in terms of theta_dot.
+        j_ee = pin.getFrameJacobian(model, data, self.ee_frame_id, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        w_robot = j_ee @ t_map                               # 6 x n_theta (target columns still zero)
+        tgt = data.oMi[target.root_joint_id]
+        r_t = tgt.act(target.base_com_local)                 # target centroid, world
+        # Omega_t = Omega_EE + omega_t;  V_t = V_EE - [r_t/EE x] Omega_t + v_t (world).
+        omega_target = w_robot[3:]
+        omega_target[:, 6 + n:9 + n] = np.eye(3)
+        v_target = w_robot[:3] - skew(r_t - ee.translation) @ omega_target
+        v_target[:, 9 + n:12 + n] += np.eye(3)
+        rtt = tgt.rotation.T
+        t0 = int(target.base_v[0])
+        t_map[t0 + 3:t0 + 6] = rtt @ omega_target
+        t_map[t0:t0 + 3] = rtt @ v_target + self._target_com_skew @ t_map[t0 + 3:t0 + 6]
+        return ThesisMomentumMatrices(h @ t_map, t_map, self.columns_target, True)

@@ -1,0 +1,89 @@
+"""Which velocity entries belong to which free-floating subtree, and which are group (fibre) or joint (shape).
+
+For a free-floating subtree: the base joint's velocity (a twist of the base link, Pinocchio LOCAL frame)
+is the "fibre" velocity, the one-degree-of-freedom joints below it are the "shape" velocities qdot
+(seed 004 sec. 2.2: base b, links 1..n). Reaction wheels are shape joints like the arm joints.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from space_robot_dynamics.errors import ConfigError
+from space_robot_dynamics.model.system_model import SystemModel
+
+from .lie_algebra import FREE_FLYER, joint_group
+
+_PRISMATIC = re.compile(r"^JointModel(P[XYZ]|PrismaticUnaligned)$")
+
+
+@dataclass(frozen=True)
+class SubtreePartition:
+    """Index sets of one free-floating subtree of a SystemModel.
+
+    base_v: v indices of the base joint (6 for a free flyer: linear then angular, base-link frame).
+    joint_v: v indices of its one-DOF joints, in v order; joint_names in the same order.
+    prismatic: bool per entry of joint_v (m/s rates instead of rad/s).
+    body_joint_ids: every Pinocchio joint (body) of the subtree, root first.
+    mass: kg. base_com_local: centre of mass of the base body in the base joint frame (m); the base joint
+    frame is the URDF root link's frame (the free flyer's velocity is expressed in it).
+    """
+
+    name: str
+    root_joint_id: int
+    base_frame_id: int
+    base_v: np.ndarray
+    joint_v: np.ndarray
+    joint_names: tuple
+    prismatic: np.ndarray
+    body_joint_ids: tuple
+    mass: float
+    base_com_local: np.ndarray
+
+    @property
+    def all_v(self) -> np.ndarray:
+        return np.concatenate((self.base_v, self.joint_v))
+
+
+def subtree_partition(system: SystemModel, name: str, field: str = "subtree") -> SubtreePartition:
+    """The partition of subtree `name`; ConfigError (naming `field`) unless its base is a free flyer."""
+    try:
+        subtree = system.subtree(name)
+    except ValueError as exc:
+        raise ConfigError(field, str(exc)) from exc
+    model = system.model
+    root = subtree.root_joint_id
+    if root == 0 or joint_group(model.joints[root]) != FREE_FLYER:
+        raise ConfigError(field, f"subtree {name!r} must have a free_flyer base joint "
+                          f"(momentum constraints need a free-floating base)")
+    bodies = [j for j in range(1, model.njoints) if _has_ancestor(model, j, root)]
+    joints = [j for j in bodies if j != root]
+    for j in joints:
+        if model.joints[j].nv != 1:
+            raise ConfigError(field, f"joint {model.names[j]!r} of subtree {name!r} has {model.joints[j].nv} "
+                              "degrees of freedom; only one-DOF joints may sit below the base")
+    joints.sort(key=lambda j: model.joints[j].idx_v)
+    root_joint = model.joints[root]
+    return SubtreePartition(
+        name=name,
+        root_joint_id=root,
+        base_frame_id=subtree.base_frame_id,
+        base_v=np.arange(root_joint.idx_v, root_joint.idx_v + 6),
+        joint_v=np.array([model.joints[j].idx_v for j in joints], dtype=int),
+        joint_names=tuple(model.names[j] for j in joints),
+        prismatic=np.array([bool(_PRISMATIC.match(model.joints[j].shortname())) for j in joints], dtype=bool),
+        body_joint_ids=tuple(bodies),
+        mass=float(sum(model.inertias[j].mass for j in bodies)),
+        base_com_local=np.array(model.inertias[root].lever, dtype=float),
+    )
+
+
+def _has_ancestor(model: pin.Model, joint_id: int, ancestor: int) -> bool:
+    while joint_id > 0:
+        if joint_id == ancestor:
+            return True
+        joint_id = model.parents[joint_id]
+    return False
