@@ -51,7 +51,13 @@ setup(
     tests_require=["pytest"],
     entry_points={
         "console_scripts": [
-            "space-robot-sim = space_robot_dynamics.cli.sim:main",
+            "space-robot-sim = space_robot_runtime.cli:sim_main",
+            "space-robot-plot = space_robot_runtime.cli:plot_main",
+            "dynamics_node = space_robot_nodes.ros.dynamics_node:main",
+            "controller_node = space_robot_nodes.ros.controller_node:main",
+            "holonomy_monitor_node = space_robot_nodes.ros.holonomy_monitor_node:main",
+            "sawyer_command_adapter = space_robot_nodes.ros.sawyer_command_adapter:main",
+            "scenario_player = space_robot_nodes.ros.scenario_player_node:main",
         ],
     },
 )

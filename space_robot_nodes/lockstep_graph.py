@@ -1,4 +1,5 @@
-"""In-process topic graph with lockstep simulated time.
+"""In-process topic graph with lockstep simulated time (the standalone runtime's core, and the pacing of the
+dynamics node under ROS 2).
 
 Time advances in ticks of one physics step (`tick` s). Every node timer has a period that is a whole number
 of ticks; at each tick the due timers run in (phase, node order, declaration order) order - sensors, goals,
@@ -17,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from space_robot_dynamics.errors import ConfigError
-from space_robot_nodes.message_types import typename_of
-from space_robot_nodes.node_core import NodeCore
+
+from .message_types import typename_of
+from .node_core import NodeCore
 
 # Largest schedule table precomputed (ticks); beyond it the due timers are found by modulo every tick.
 _MAX_CYCLE = 100_000

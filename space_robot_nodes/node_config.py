@@ -32,8 +32,9 @@ def rate(reader: ConfigReader, key: str, default: float) -> float:
 
 
 def _odometry_topics(reader: ConfigReader, defaults: dict[str, str]) -> dict[str, str]:
+    """subtree name -> topic; an explicit empty mapping means no floating base (e.g. the bench Sawyer)."""
+    names = list(reader.sub("odometry").data) if reader.has("odometry") else list(defaults)
     sub = reader.sub("odometry", {})
-    names = list(sub.data) or list(defaults)
     return {name: topic(sub, name, defaults.get(name, f"{name}/odom")) for name in names}
 
 

@@ -1,8 +1,8 @@
 """What a node core declares (publications, subscriptions, timers) and how a host drives it.
 
-A host is either the rclpy glue (`space_robot_nodes.ros.node_host`) or the standalone runtime
-(`space_robot_runtime.graph`). The host supplies the message classes, the clock (`now`, seconds) and the
-`publish` sink; the core never imports rclpy.
+A host is either the rclpy glue (`space_robot_nodes.ros.node_host`) or the lockstep graph of the standalone
+runtime (`space_robot_nodes.lockstep_graph`). The host supplies the message classes, the clock (`now`,
+seconds) and the `publish` sink; the core never imports rclpy.
 
 Timers carry a phase that fixes the order of callbacks due at the same instant in the lockstep runtime,
 mirroring a ros2_control cycle: SENSE (state out), COMMAND (goals/setpoints in), CONTROL (controller update),

@@ -19,6 +19,7 @@ import numpy as np
 
 from space_robot_control.controller_config import ControllerConfig, read_controller_config
 from space_robot_dynamics.config_reader import ConfigReader, load_yaml_file
+from space_robot_dynamics.errors import ConfigError
 from space_robot_dynamics.model.model_config import ModelConfig, read_model_config
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.package_share import resolve
@@ -28,6 +29,7 @@ from space_robot_dynamics.simulation.simulator import SimulationSettings, read_s
 from .node_config import NodesConfig, apply_overrides, read_nodes_config
 
 OVERRIDABLE = ("model", "nodes", "controller", "monitor")
+DEFAULT_DURATION = 10.0      # s, when a scenario (e.g. one for the real arm) does not say
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,7 @@ def read_scenario(reader: ConfigReader, overrides: dict | None = None) -> Scenar
     monitor_reader, monitor_path = _referenced(reader, "monitor", "config/monitor.yaml", file_overrides["monitor"])
     sim_reader = reader.sub("simulation", {})
     simulation = read_simulation_settings(sim_reader)
-    duration = reader.number("duration", exclusive_minimum=0.0)
+    duration = reader.number("duration", DEFAULT_DURATION, exclusive_minimum=0.0)
     initial = reader.raw("initial_state", {}) or {}
     if not isinstance(initial, dict):
         raise reader.error("initial_state", "must be a mapping")
@@ -227,3 +229,24 @@ DEFAULT_SCENARIO = "config/scenarios/servicer_pregrasp.yaml"
 def load_scenario(path: str | Path = DEFAULT_SCENARIO, overrides: dict | None = None) -> Scenario:
     """Read and validate a scenario (relative paths are looked up in the package share)."""
     return read_scenario(load_yaml_file(resolve(path)), overrides)
+
+
+def parse_overrides(items) -> dict:
+    """['controller.controller.modes=[joint_tracking]'] -> {'controller': {'controller.modes': [...]}}.
+
+    FILE.KEY=VALUE with FILE one of OVERRIDABLE, KEY a dotted path in that file, VALUE YAML (the syntax of
+    `space-robot-sim --set` and of the ROS parameter `overrides`).
+    """
+    import yaml
+
+    out: dict[str, dict] = {}
+    for item in items:
+        key, sep, value = str(item).partition("=")
+        target, dot, dotted = key.partition(".")
+        if not sep or not dot or target not in OVERRIDABLE or not dotted:
+            raise ConfigError("overrides", f"{item!r} is not FILE.KEY=VALUE with FILE one of {list(OVERRIDABLE)}")
+        try:
+            out.setdefault(target, {})[dotted] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise ConfigError("overrides", f"{item!r}: the value is not YAML: {exc}") from exc
+    return out

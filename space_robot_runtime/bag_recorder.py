@@ -17,9 +17,8 @@ from typing import Any
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2 import StoragePlugin, Writer
 
+from space_robot_nodes.lockstep_graph import TopicInfo
 from space_robot_nodes.message_types import typename_of
-
-from .graph import TopicInfo
 
 BAG_VERSION = 8                       # Humble reads up to 8
 _DEFAULT_TIME = QosTime(0, 0)         # rmw "default" for deadline, lifespan, lease duration (= infinite)

@@ -14,11 +14,9 @@ import json
 import sys
 from pathlib import Path
 
-import yaml
-
 from space_robot_dynamics.errors import SpaceRobotError
 from space_robot_dynamics.package_share import resolve
-from space_robot_nodes.scenario import DEFAULT_SCENARIO, OVERRIDABLE, load_scenario
+from space_robot_nodes.scenario import DEFAULT_SCENARIO, load_scenario, parse_overrides
 
 EXIT_OK, EXIT_REQUIREMENTS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -33,17 +31,6 @@ def scenario_path(text: str) -> Path:
             return candidate
     raise SpaceRobotError(f"scenario {text!r}: no such file (looked in the working directory and in "
                           f"{resolve('config/scenarios')})")
-
-
-def parse_overrides(items: list[str]) -> dict:
-    out: dict[str, dict] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        target, dot, dotted = key.partition(".")
-        if not sep or not dot or target not in OVERRIDABLE or not dotted:
-            raise SpaceRobotError(f"--set {item!r}: expected FILE.KEY=VALUE with FILE one of {list(OVERRIDABLE)}")
-        out.setdefault(target, {})[dotted] = yaml.safe_load(value)
-    return out
 
 
 def sim_main(argv: list[str] | None = None) -> int:

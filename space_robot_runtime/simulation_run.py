@@ -19,12 +19,12 @@ from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.simulation.simulator import Simulator
 from space_robot_nodes.controller_core import ControllerCore
 from space_robot_nodes.dynamics_core import DynamicsCore
+from space_robot_nodes.lockstep_graph import Graph
 from space_robot_nodes.message_types import RosbagsMessageTypes
 from space_robot_nodes.scenario import Scenario
 from space_robot_nodes.scenario_player_core import ScenarioPlayerCore
 
 from .bag_recorder import BagRecorder
-from .graph import Graph
 from .progress_bar import ProgressBar
 from .robot_state_publisher import RobotStatePublisherCore
 from .run_plots import plot_run

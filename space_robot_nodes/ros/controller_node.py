@@ -1,0 +1,31 @@
+"""`ros2 run space_robot controller_node`: the servicer controller (see space_robot_nodes.controller_core).
+
+Parameters: scenario, overrides (node_host). Modes are chosen by the controller file's controller.modes,
+e.g. overrides:="['controller.controller.modes=[joint_tracking]']" for arm tracking only. Run it with
+use_sim_time:=true against the dynamics node.
+"""
+from __future__ import annotations
+
+import sys
+
+
+def build(node, types):
+    from space_robot_control.servicer_controller import ServicerController
+    from space_robot_dynamics.model.system_model import SystemModel
+    from space_robot_nodes.controller_core import ControllerCore
+
+    from .node_host import scenario_from_parameters
+
+    scenario = scenario_from_parameters(node)
+    controller = ServicerController(SystemModel(scenario.model), scenario.controller)
+    return ControllerCore(types, controller, scenario.nodes.controller), None
+
+
+def main(args=None) -> int:
+    from .node_host import run_node
+
+    return run_node("controller", build, args=args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

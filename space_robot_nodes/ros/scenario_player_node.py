@@ -1,0 +1,30 @@
+"""`ros2 run space_robot scenario_player`: publishes a scenario's goals (trajectory, attitude setpoint) at their
+simulated times, as the standalone runtime does (space_robot_nodes.scenario_player_core).
+
+Parameters: scenario, overrides (node_host). Run it with use_sim_time:=true.
+"""
+from __future__ import annotations
+
+import sys
+
+CHECK_PERIOD = 0.01   # s between checks for due goals
+
+
+def build(node, types):
+    from space_robot_nodes.scenario_player_core import ScenarioPlayerCore
+
+    from .node_host import scenario_from_parameters
+
+    scenario = scenario_from_parameters(node)
+    return ScenarioPlayerCore(types, scenario.trajectory_goal, scenario.attitude_goal, scenario.nodes.controller,
+                              CHECK_PERIOD), None
+
+
+def main(args=None) -> int:
+    from .node_host import run_node
+
+    return run_node("scenario_player", build, args=args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
