@@ -5,7 +5,9 @@ Subscribes joint_states and one nav_msgs/Odometry per floating base (the full st
 - diagnostics (diagnostic_msgs/DiagnosticArray): one status "holonomy_monitor: holonomy" with the monitor's
   level (OK/WARN/ERROR), its sentence and every figure as a KeyValue (space_robot_monitoring docs);
 - holonomy/status (std_msgs/Float64MultiArray): the numeric figures for programs, in the fixed order
-  STATUS_FIELDS, named in layout.dim[0].label (comma-separated).
+  STATUS_FIELDS, named in layout.dim[0].label (comma-separated);
+- holonomy/marker (visualization_msgs/Marker): the level and the momentum finding as a text above the
+  robot's base link, green / yellow / red, for RViz.
 Without a fresh state (state_timeout) the cycle is skipped and reported at WARN; a state the monitor
 rejects is reported at ERROR. The node never stops on bad input.
 """
@@ -26,6 +28,11 @@ from .node_core import MONITOR, NodeCore
 from .robot_state import StateAssembler, check_odometry_topics, floating_subtrees
 
 LEVELS = {"OK": cv.OK, "WARN": cv.WARN, "ERROR": cv.ERROR}
+MARKER = "visualization_msgs/msg/Marker"
+MARKER_COLOURS = {cv.OK: (0.1, 0.8, 0.1), cv.WARN: (0.95, 0.75, 0.0), cv.ERROR: (0.9, 0.1, 0.1),
+                  cv.STALE: (0.5, 0.5, 0.5)}   # RGB
+MARKER_HEIGHT = 1.2        # m above the base-link origin (clear of the 1 m bus and the arm)
+MARKER_TEXT_SIZE = 0.08    # m, height of capital letters
 
 
 def _vector(name: str, size: int):
@@ -86,6 +93,8 @@ class MonitorCore(NodeCore):
                                   lambda msg, name=subtree.name, topic=topic: self._on_odometry(name, topic, msg))
         self.add_publication(config.diagnostics, cv.DIAGNOSTIC_ARRAY)
         self.add_publication(config.status, cv.FLOAT64_MULTI_ARRAY)
+        self.add_publication(config.marker, MARKER)
+        self.marker_frame = self.system.subtree(monitor.robot.name).base_link
         self.add_timer("monitor", 1.0 / config.rate, self.cycle, MONITOR)
 
     def _on_joint_state(self, msg) -> None:
@@ -98,9 +107,22 @@ class MonitorCore(NodeCore):
         self.errors += 1
         self.last_error = error
 
-    def _status(self, now: float, level: int, message: str, values) -> None:
+    def _status(self, now: float, level: int, message: str, values, headline: str = "") -> None:
         status = cv.diagnostic_status(self.types, level, f"{self.name}: holonomy", message, self.name, values)
         self.publish(self.config.diagnostics, cv.diagnostic_array(self.types, now, [status]))
+        self.publish(self.config.marker, self.marker(now, level, headline or message))
+
+    def marker(self, now: float, level: int, text: str):
+        types = self.types
+        pose = types.make("geometry_msgs/msg/Pose", position=cv.point(types, (0.0, 0.0, MARKER_HEIGHT)),
+                          orientation=cv.quaternion(types, (0.0, 0.0, 0.0, 1.0)))
+        r, g, b = MARKER_COLOURS[level]
+        marker_class = types.cls(MARKER)
+        return types.new(MARKER, header=cv.header(types, now, self.marker_frame), ns=self.name, id=0,
+                         type=int(marker_class.TEXT_VIEW_FACING), action=int(marker_class.ADD), pose=pose,
+                         scale=cv.vector3(types, (0.0, 0.0, MARKER_TEXT_SIZE)),
+                         color=types.make("std_msgs/msg/ColorRGBA", r=r, g=g, b=b, a=1.0),
+                         text=f"holonomy monitor: {cv.LEVEL_NAMES[level]}\n{text}")
 
     def cycle(self, now: float) -> None:
         rejected = self.state.update()
@@ -125,11 +147,13 @@ class MonitorCore(NodeCore):
         self.report = report
         self.cycles += 1
         values = [(k, v) for k, v in report.key_values() if k not in ("level", "message")]
-        self._status(now, LEVELS[report.level], report.message, values)
+        self._status(now, LEVELS[report.level], report.message, values, report.momentum_interpretation)
         self.publish(self.config.status, cv.float64_multi_array(self.types, status_values(report), STATUS_LABEL))
 
 
 def build_monitor(types: MessageTypes, system: SystemModel, scenario) -> MonitorCore:
     """The monitor node core of a scenario (its monitor file, after overrides) on `system`."""
+    if scenario.monitor_data is None:
+        raise ConfigError("monitor", "this scenario has no holonomy monitor (monitor: null)", scenario.source)
     return MonitorCore(types, read_monitor(scenario.monitor_data, scenario.monitor_source, system),
                        scenario.nodes.monitor)

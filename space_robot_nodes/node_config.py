@@ -91,6 +91,7 @@ class MonitorNodeConfig:
     odometry: dict
     diagnostics: str
     status: str
+    marker: str
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,7 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
         odometry=_odometry_topics(topics, DEFAULT_ODOMETRY),
         diagnostics=topic(topics, "diagnostics", "diagnostics"),
         status=topic(topics, "status", "holonomy/status"),
+        marker=topic(topics, "marker", "holonomy/marker"),
     )
     topics.reject_unknown()
     mon.reject_unknown()

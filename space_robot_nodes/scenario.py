@@ -87,7 +87,7 @@ class Scenario:
     model: ModelConfig
     nodes: NodesConfig
     controller: ControllerConfig
-    monitor_data: dict               # the monitor's YAML mapping after overrides (read by the monitor node)
+    monitor_data: dict | None        # the monitor's YAML mapping after overrides; None: no monitor
     monitor_source: str | None
     simulation: SimulationSettings
     duration: float
@@ -136,7 +136,12 @@ def read_scenario(reader: ConfigReader, overrides: dict | None = None) -> Scenar
     nodes_reader, nodes_path = _referenced(reader, "nodes", "config/nodes.yaml", file_overrides["nodes"])
     controller_reader, controller_path = _referenced(reader, "controller", "config/controller.yaml",
                                                      file_overrides["controller"])
-    monitor_reader, monitor_path = _referenced(reader, "monitor", "config/monitor.yaml", file_overrides["monitor"])
+    if reader.has("monitor") and reader.raw("monitor") is None:     # `monitor: null`: no holonomy monitor
+        monitor_data, monitor_source, monitor_path = None, None, None
+    else:
+        monitor_reader, monitor_path = _referenced(reader, "monitor", "config/monitor.yaml",
+                                                   file_overrides["monitor"])
+        monitor_data, monitor_source = monitor_reader.data, monitor_reader.source
     sim_reader = reader.sub("simulation", {})
     simulation = read_simulation_settings(sim_reader)
     duration = reader.number("duration", DEFAULT_DURATION, exclusive_minimum=0.0)
@@ -200,8 +205,8 @@ def read_scenario(reader: ConfigReader, overrides: dict | None = None) -> Scenar
         model=read_model_config(model_reader),
         nodes=read_nodes_config(nodes_reader),
         controller=read_controller_config(controller_reader),
-        monitor_data=monitor_reader.data,
-        monitor_source=monitor_reader.source,
+        monitor_data=monitor_data,
+        monitor_source=monitor_source,
         simulation=simulation,
         duration=duration,
         initial_state_data=initial,

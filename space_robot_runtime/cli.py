@@ -59,9 +59,9 @@ def sim_main(argv: list[str] | None = None) -> int:
     s = result.summary
     print(f"scenario {s['scenario']}: {s['duration_s']:.3f} s simulated in {s['wall_time_s']:.2f} s "
           f"({s['real_time_factor']:.2f}x real time)")
-    print(f"  final goal error {s['final_goal_error_rad']:.3g} rad, max bus attitude error "
-          f"{s['max_attitude_error_rad']:.3g} rad, momentum drift {s['momentum_drift']['max_angular_kg_m2_s']:.3g} "
-          "N m s")
+    attitude = "n/a" if s["max_attitude_error_rad"] is None else f"{s['max_attitude_error_rad']:.3g} rad"
+    print(f"  final goal error {s['final_goal_error_rad']:.3g} rad, max bus attitude error {attitude}, "
+          f"momentum drift {s['momentum_drift']['max_angular_kg_m2_s']:.3g} N m s")
     if "pregrasp" in s:
         print(f"  pre-grasp distance {s['pregrasp']['distance_m']:.4g} m, angle {s['pregrasp']['angle_rad']:.3g} rad")
     print(f"  bag {result.bag}\n  summary {out / 'summary.json'}")

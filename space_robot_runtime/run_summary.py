@@ -72,9 +72,10 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
         "duration_s": float(trace.arm_positions.t[-1]) if len(trace.arm_positions) else 0.0,
         "final_goal_error_rad": float(np.max(np.abs(goal_error))) if len(arm) else 0.0,
         "final_goal_error_per_joint_rad": dict(zip(arm, goal_error.tolist())),
-        "max_attitude_error_rad": float(np.max(attitude)) if len(attitude) else 0.0,
-        "final_attitude_error_rad": float(attitude[-1]) if len(attitude) else 0.0,
-        "max_attitude_error_deg": float(np.degrees(np.max(attitude))) if len(attitude) else 0.0,
+        # None: no floating bus in this model (e.g. the bench Sawyer)
+        "max_attitude_error_rad": float(np.max(attitude)) if len(attitude) else None,
+        "final_attitude_error_rad": float(attitude[-1]) if len(attitude) else None,
+        "max_attitude_error_deg": float(np.degrees(np.max(attitude))) if len(attitude) else None,
         "momentum_drift": {"max_linear_kg_m_s": float(np.max(dp)) if len(dp) else 0.0,
                            "max_angular_kg_m2_s": float(np.max(dl)) if len(dl) else 0.0},
         "wheel_momentum_Nms": dict(zip(system.wheel_joints, (spin * speeds).tolist())),

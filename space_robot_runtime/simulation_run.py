@@ -1,7 +1,8 @@
 """A scenario run in the standalone runtime: the node cores wired in one lockstep graph, recorded to a bag.
 
 Nodes (in graph order): dynamics, robot_state_publisher (URDF, tf_static, joint tf), scenario_player
-(goals), controller, holonomy monitor. Physics steps at simulation.dt; every other rate comes from
+(goals), controller, holonomy monitor (unless the scenario says `monitor: null`). Physics steps at
+simulation.dt; every other rate comes from
 config/nodes.yaml and config/controller.yaml and must be a whole number of physics steps.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ from space_robot_nodes.controller_core import ControllerCore
 from space_robot_nodes.dynamics_core import DynamicsCore
 from space_robot_nodes.lockstep_graph import Graph
 from space_robot_nodes.message_types import RosbagsMessageTypes
+from space_robot_nodes.monitor_core import build_monitor
 from space_robot_nodes.scenario import Scenario
 from space_robot_nodes.scenario_player_core import ScenarioPlayerCore
 
@@ -48,7 +50,7 @@ class RunResult:
 class SimulationRun:
     """Builds the graph of a scenario; `run()` advances it and writes the outputs."""
 
-    def __init__(self, scenario: Scenario, system: SystemModel | None = None, monitor: bool = True):
+    def __init__(self, scenario: Scenario, system: SystemModel | None = None):
         self.scenario = scenario
         self.types = RosbagsMessageTypes()
         self.system = system if system is not None else SystemModel(scenario.model)
@@ -65,12 +67,13 @@ class SimulationRun:
         self.controller = self.graph.add(ControllerCore(self.types, ServicerController(self.system,
                                                                                        scenario.controller),
                                                         nodes.controller))
-        self.monitor = self.graph.add(build_monitor_core(self.types, self.system, scenario)) if monitor else None
+        self.monitor = None if scenario.monitor_data is None else \
+            self.graph.add(build_monitor(self.types, self.system, scenario))
         bus = scenario.evaluation.bus_subtree if scenario.evaluation is not None else self.system.subtrees[0].name
-        if bus not in nodes.dynamics.odometry:
+        if bus not in nodes.dynamics.odometry and self.system.subtree(bus).root_joint_id != 0:
             raise ConfigError("evaluation.bus_subtree", f"no odometry topic for subtree {bus!r}", scenario.source)
         self.roles = TopicRoles(
-            joint_states=nodes.dynamics.joint_states, bus_odometry=nodes.dynamics.odometry[bus],
+            joint_states=nodes.dynamics.joint_states, bus_odometry=nodes.dynamics.odometry.get(bus, ""),
             momentum_linear=nodes.dynamics.momentum_linear, momentum_angular=nodes.dynamics.momentum_angular,
             trajectory=nodes.controller.trajectory, attitude_setpoint=nodes.controller.attitude_setpoint,
             diagnostics=nodes.dynamics.diagnostics)
@@ -142,10 +145,3 @@ class SimulationRun:
                 "wheel_joints": list(self.system.wheel_joints), "dt": self.graph.tick,
                 "attitude_limit": req.max_attitude_error if req is not None else None,
                 "wheel_max_speed": float(np.max(wheels)) if len(wheels) and np.all(np.isfinite(wheels)) else None}
-
-
-def build_monitor_core(types, system: SystemModel, scenario: Scenario):
-    """The holonomy monitor node core for this scenario's model and monitor configuration."""
-    from space_robot_nodes.monitor_core import build_monitor
-
-    return build_monitor(types, system, scenario)
