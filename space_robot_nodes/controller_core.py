@@ -159,8 +159,9 @@ class ControllerCore(NodeCore):
 
         events, self._goal_events = self._goal_events, []
         goal_level = max((lvl for lvl, _ in events), default=cv.OK)
-        goal_message = next((m for lvl, m in reversed(events) if lvl == goal_level), self.last_goal_message) \
-            or "no goal received: holding the first measured pose"
+        # every goal event since the last report, so none is lost between two 10 Hz reports
+        goal_message = " | ".join(m for _, m in events) or self.last_goal_message or \
+            "no goal received: holding the first measured pose"
         out = self.output
         goal_values = [("goals_accepted", self.goals_accepted), ("goals_rejected", self.goals_rejected)]
         if out is not None:
