@@ -21,8 +21,8 @@ contact constraints of seed 004 eq. 2.34, or any other A(q).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pinocchio as pin

@@ -27,7 +27,8 @@ What each figure means (docs/holonomy.md has one paragraph and the equation for 
 - contact residual (attached only): relative twist of end effector and grapple over the end-effector
   speed capacity; non-zero means the grasp slips or is lost.
 - generalized Jacobian J* (generalized_jacobian.py): smallest singular value and manipulability of the
-  length-scaled J*; a small sigma_min is a dynamic singularity.
+  length-scaled J*, and its inverse condition number sigma_min / sigma_max; that ratio going to zero is a
+  dynamic singularity (a uniformly small J*, e.g. while holding a heavy target, is not).
 """
 from __future__ import annotations
 
@@ -54,8 +55,8 @@ OK, WARN, ERROR = "OK", "WARN", "ERROR"
 _EYE3 = np.eye(3)
 _LEVEL_ORDER = {OK: 0, WARN: 1, ERROR: 2}
 YH_NOTE = ("thesis Y_h rank = rank of the V_b columns of the constraint matrix (seed 004 eq. 4.16 reduces to "
-           "A[:, :3]^T (A A^T)^-1); it depends on ordering and reference point, not on integrability: "
-           "see nonholonomy_rank")
+           "A[:, :3]^T (A A^T)^-1); it does not test integrability (it changes with the velocity ordering and "
+           "the reference point): see nonholonomy_rank")
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,7 @@ class MonitorReport:
     contact_residual: float                  # NaN when not attached
     jstar_singular_values: np.ndarray        # scaled J*, decreasing
     jstar_sigma_min: float
+    jstar_inverse_condition: float           # sigma_min / sigma_max of the scaled J*
     jstar_manipulability: float
     jstar: np.ndarray = field(repr=False)    # (6 x n) SI, end-effector frame origin twist, world axes
 
@@ -118,6 +120,7 @@ class MonitorReport:
             ("linear_integrability_residual", _g(self.linear_integrability_residual)),
             ("contact_residual", contact),
             ("jstar_sigma_min [scaled]", _g(self.jstar_sigma_min)),
+            ("jstar_inverse_condition", _g(self.jstar_inverse_condition)),
             ("jstar_manipulability [scaled]", _g(self.jstar_manipulability)),
         ]
 
@@ -187,7 +190,7 @@ class HolonomyMonitor:
         self._attached = bool(settings.target.attached) if settings.target is not None else False
         self.reset()
 
-    def _mode(self, fibres: list, connection: MechanicalConnection) -> "_Mode":
+    def _mode(self, fibres: list, connection: MechanicalConnection) -> _Mode:
         """Everything constant for one contact state (free robot, or robot holding the target)."""
         roots = tuple(f.root_joint_id for f in fibres)
         masses = tuple(f.mass for f in fibres)
@@ -203,7 +206,7 @@ class HolonomyMonitor:
                      rows, cols[None, :])
 
     @classmethod
-    def from_yaml(cls, path: str | Path, system: SystemModel | None = None) -> "HolonomyMonitor":
+    def from_yaml(cls, path: str | Path, system: SystemModel | None = None) -> HolonomyMonitor:
         """Monitor configured by the holonomy_monitor section of `path`; builds its `model` if no system is given."""
         settings = load_monitor_settings(path)
         if system is None:
@@ -285,8 +288,9 @@ class HolonomyMonitor:
             contact = self._contact_residual(weld_rows @ v, jstar_all)
 
         sigma_min = float(jac.singular_values[-1])
+        inverse_condition = sigma_min / float(jac.singular_values[0]) if jac.singular_values[0] > 0.0 else 0.0
         level, message, interpretation = self._assess(frac_lin, frac_ang, jump_frac, mean_wrench, dh, figures,
-                                                      sigma_min, contact, self._attached)
+                                                      inverse_condition, contact, self._attached)
         return MonitorReport(
             t=t, attached=self._attached, level=level, message=message, momentum_interpretation=interpretation,
             linear_momentum=h[:3], angular_momentum=h[3:], linear_momentum_residual=dh[:3],
@@ -298,7 +302,8 @@ class HolonomyMonitor:
             attitude_curvature_singular_values=figures.attitude_singular_values,
             involutivity_rank=figures.involutivity_rank, linear_integrability_residual=figures.linear_residual,
             contact_residual=contact, jstar_singular_values=jac.singular_values,
-            jstar_sigma_min=sigma_min, jstar_manipulability=jac.manipulability, jstar=jac.jacobian,
+            jstar_sigma_min=sigma_min, jstar_inverse_condition=inverse_condition,
+            jstar_manipulability=jac.manipulability, jstar=jac.jacobian,
         )
 
     # ---- pieces ---------------------------------------------------------------------------------
@@ -360,7 +365,8 @@ class HolonomyMonitor:
         capacity = (np.sqrt(columns[:3].sum(axis=0)) / self.length_scale + np.sqrt(columns[3:].sum(axis=0)))
         return float(relative / (capacity @ self.reference_speed))
 
-    def _assess(self, frac_lin, frac_ang, jump_frac, mean_wrench, dh, figures, sigma_min, contact, attached):
+    def _assess(self, frac_lin, frac_ang, jump_frac, mean_wrench, dh, figures, inverse_condition, contact,
+                attached):
         s = self.settings
         level = OK
         findings = []
@@ -398,11 +404,13 @@ class HolonomyMonitor:
         findings.append("Constraints holonomic at this configuration (no attitude change from joint loops)" if rank == 0
                         else f"Constraints nonholonomic: small joint loops can turn the base about {rank} "
                              f"independent {'axes' if rank > 1 else 'axis'}")
-        if sigma_min < s.sigma_min_warn:
-            raise_to(ERROR if sigma_min < s.sigma_min_error else WARN)
-            findings.append(f"End effector near a dynamic singularity (scaled sigma_min {sigma_min:.2g})")
+        if inverse_condition < s.inverse_condition_warn:
+            raise_to(ERROR if inverse_condition < s.inverse_condition_error else WARN)
+            findings.append(f"End effector at or near a dynamic singularity (J* inverse condition "
+                            f"{inverse_condition:.2g}): some end-effector directions are lost to base motion")
         else:
-            findings.append(f"end effector clear of dynamic singularities (scaled sigma_min {sigma_min:.2g})")
+            findings.append(f"End effector clear of dynamic singularities (J* inverse condition "
+                            f"{inverse_condition:.2g})")
         return level, "; ".join(findings) + ".", interpretation
 
 

@@ -5,7 +5,8 @@ Every threshold is relative to a scale the monitor computes from the model (see 
   speeds (URDF velocity limits by default);
 - contact: fraction of the end-effector speed capacity (same joint speeds through J*);
 - ranks: fraction of the size of the terms whose cancellation makes a singular value zero;
-- generalized Jacobian: singular values of J* made dimensionless with the length scale L.
+- generalized Jacobian: inverse condition number sigma_min / sigma_max of J* made dimensionless with the
+  length scale L (a dynamic singularity is a loss of rank, whatever the overall size of J*).
 """
 from __future__ import annotations
 
@@ -47,8 +48,8 @@ class MonitorSettings:
     contact_warn: float = 1e-3
     contact_error: float = 1e-2
     jacobian_joints: str = "arm"
-    sigma_min_warn: float = 0.05
-    sigma_min_error: float = 0.01
+    inverse_condition_warn: float = 1e-3
+    inverse_condition_error: float = 1e-4
     linear_residual_error: float = 1e-6
     source: str | None = None
 
@@ -84,8 +85,8 @@ def read_monitor_settings(reader: ConfigReader) -> MonitorSettings:
         contact_warn=contact.number("warn_fraction", 1e-3, exclusive_minimum=0.0),
         contact_error=contact.number("error_fraction", 1e-2, exclusive_minimum=0.0),
         jacobian_joints=jac.string("joints", "arm", choices=JOINT_SETS),
-        sigma_min_warn=jac.number("warn_sigma_min", 0.05, exclusive_minimum=0.0),
-        sigma_min_error=jac.number("error_sigma_min", 0.01, exclusive_minimum=0.0),
+        inverse_condition_warn=jac.number("warn_inverse_condition", 1e-3, exclusive_minimum=0.0, maximum=1.0),
+        inverse_condition_error=jac.number("error_inverse_condition", 1e-4, exclusive_minimum=0.0, maximum=1.0),
         linear_residual_error=reader.number("linear_residual_error", 1e-6, exclusive_minimum=0.0),
         source=reader.source,
     )
@@ -94,9 +95,9 @@ def read_monitor_settings(reader: ConfigReader) -> MonitorSettings:
             (contact, "warn_fraction", "error_fraction", settings.contact_warn, settings.contact_error)):
         if warn >= error:
             raise section.error(key_warn, f"must be below {key_error} ({error}), got {warn}")
-    if settings.sigma_min_error >= settings.sigma_min_warn:
-        raise jac.error("error_sigma_min", f"must be below warn_sigma_min ({settings.sigma_min_warn}), "
-                        f"got {settings.sigma_min_error}")
+    if settings.inverse_condition_error >= settings.inverse_condition_warn:
+        raise jac.error("error_inverse_condition", f"must be below warn_inverse_condition "
+                        f"({settings.inverse_condition_warn}), got {settings.inverse_condition_error}")
     for section in (momentum, contact, jac):
         section.reject_unknown()
     reader.reject_unknown()

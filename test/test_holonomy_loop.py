@@ -159,7 +159,7 @@ def test_spatial_loop_converges_to_curvature(spatial_loops):
     # observed: relative error 2.5 %, 1.1 %, 0.54 %, 0.26 %; orders 3.13, 3.07, 3.04
     assert np.all((orders > 2.7) & (orders < 3.3)), orders
     assert relative[-1] < 0.01, relative
-    for xi, com_drift, closure in runs:
+    for _xi, com_drift, closure in runs:
         assert com_drift < COM_TOLERANCE
         assert closure < 1e-6
     # rotation alone, the figure the monitor's nonholonomy rank is about

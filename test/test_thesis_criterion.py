@@ -109,8 +109,8 @@ def test_yh_ignores_velocity_and_force(thesis_system):
     """Y_h is a function of A(q) only: the same q with any velocity (or after any external force has changed
     the momentum) gives the same Y_h, so Table 4.1's "rank 3 with external forces" cannot come out of
     eqs. 4.1-4.16 at the same configuration."""
-    from space_robot_monitoring.monitor_settings import MonitorSettings
     from space_robot_monitoring.holonomy_monitor import HolonomyMonitor
+    from space_robot_monitoring.monitor_settings import MonitorSettings
 
     settings = MonitorSettings(robot_subtree="robot", end_effector_frame="end_effector")
     q = pin.integrate(thesis_system.model, thesis_system.neutral(),
