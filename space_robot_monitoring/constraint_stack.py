@@ -3,8 +3,9 @@
 A constraint source has `rows` (int), `matrix(q)` -> (rows x nv), `derivative(q, u)` -> (rows x nv),
 the derivative d/de C(q (+) e u) along the Pinocchio velocity u, and `kernel_derivative(q, u)`, a matrix
 that equals derivative(q, u) when u and the vectors it is applied to satisfy the whole stack's constraint
-(what the mechanical connection needs; it may be cheaper). See momentum_matrices.CentroidalMomentum and
-contact_constraint.WeldConstraint.
+(what the mechanical connection needs; it may be cheaper), and `kernel_derivatives(q, directions)`, the same
+for every column of directions (nv x k) -> (k, rows, nv). See momentum_matrices.CentroidalMomentum,
+contact_constraint.WeldConstraint and contact_constraint.MomentumAndWeld.
 """
 from __future__ import annotations
 
@@ -27,3 +28,8 @@ class ConstraintStack:
         if len(self.sources) == 1:
             return self.sources[0].derivative(q, u)
         return np.vstack([s.derivative(q, u) for s in self.sources])
+
+    def kernel_derivatives(self, q: np.ndarray, directions: np.ndarray) -> np.ndarray:
+        if len(self.sources) == 1:
+            return self.sources[0].kernel_derivatives(q, directions)
+        return np.concatenate([s.kernel_derivatives(q, directions) for s in self.sources], axis=1)

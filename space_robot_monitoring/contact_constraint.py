@@ -45,3 +45,67 @@ class WeldConstraint:
     def kernel_derivative(self, q: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Same as derivative (the interface of constraint_stack.py)."""
         return self.derivative(q, u)
+
+    def kernel_derivatives(self, q: np.ndarray, directions: np.ndarray) -> np.ndarray:
+        return np.stack([self.derivative(q, directions[:, i]) for i in range(directions.shape[1])])
+
+
+def support_mask(model: pin.Model, joint_id: int) -> np.ndarray:
+    """(nv,) 1.0 on the velocity entries of joint_id and its ancestors: J_joint^WORLD = data.J * mask."""
+    mask = np.zeros(model.nv)
+    while joint_id > 0:
+        joint = model.joints[joint_id]
+        mask[joint.idx_v:joint.idx_v + joint.nv] = 1.0
+        joint_id = model.parents[joint_id]
+    return mask
+
+
+class MomentumAndWeld:
+    """Seed 004 eq. 2.34 for a rigid grasp: the momentum rows (A_G, as momentum_matrices.CentroidalMomentum)
+    on top of the weld rows (as WeldConstraint), from one Pinocchio call per derivative.
+
+    `computeCentroidalMapTimeVariation` also fills data.J and data.dJ (all joint Jacobians and their time
+    variation, WORLD frame), so the weld rows are (data.J or data.dJ) * (mask_b - mask_a), mask = the
+    joint's support. kernel_derivative is the cheap form used by the mechanical connection (the momentum
+    part without the centre-of-mass term, see CentroidalMomentum.kernel_derivative); derivative is exact.
+    """
+
+    rows = 12
+
+    def __init__(self, model: pin.Model, frame_a: int, frame_b: int):
+        from .momentum_matrices import CentroidalMomentum
+
+        self.model = model
+        self.momentum = CentroidalMomentum(model)
+        self.weld = WeldConstraint(model, frame_a, frame_b)
+        self.data = model.createData()
+        self.mask = support_mask(model, self.weld.joint_b) - support_mask(model, self.weld.joint_a)
+        self._zero = np.zeros(model.nv)
+
+    def matrix(self, q: np.ndarray) -> np.ndarray:
+        data = self.data
+        out = np.empty((12, self.model.nv))
+        pin.computeCentroidalMapTimeVariation(self.model, data, q, self._zero)    # fills Ag and J
+        out[:6] = data.Ag
+        out[6:] = data.J * self.mask
+        return out
+
+    def derivative(self, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        return np.vstack((self.momentum.derivative(q, u), self.weld.derivative(q, u)))
+
+    def kernel_derivative(self, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        data = self.data
+        out = np.empty((12, self.model.nv))
+        out[:6] = pin.computeCentroidalMapTimeVariation(self.model, data, q, u)
+        out[6:] = data.dJ * self.mask
+        return out
+
+    def kernel_derivatives(self, q: np.ndarray, directions: np.ndarray) -> np.ndarray:
+        """kernel_derivative for each column of `directions` (nv x k): (k, 12, nv)."""
+        model, data, mask = self.model, self.data, self.mask
+        out = np.empty((directions.shape[1], 12, model.nv))
+        for i in range(directions.shape[1]):
+            out[i, :6] = pin.computeCentroidalMapTimeVariation(model, data, q, directions[:, i])
+            out[i, 6:] = data.dJ
+        out[:, 6:] *= mask
+        return out

@@ -42,7 +42,7 @@ from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.model.model_config import load_model_config
 from space_robot_dynamics.model.system_model import SystemModel
 
-from .contact_constraint import WeldConstraint
+from .contact_constraint import MomentumAndWeld
 from .generalized_jacobian import generalized_jacobian, generalized_jacobian_figures
 from .lie_algebra import skew
 from .mechanical_connection import CurvatureFigureMaker, Fibre, MechanicalConnection
@@ -151,7 +151,6 @@ class HolonomyMonitor:
                               f"subtree {robot.name!r}", src)
         self.centroidal = CentroidalMomentum(model)
         self.target = None
-        self._weld = None
         self._connection_attached = None
         if settings.target is not None:
             self.target = subtree_partition(system, settings.target.subtree, f"{SECTION}.target.subtree")
@@ -162,9 +161,8 @@ class HolonomyMonitor:
             if model.frames[grapple].parentJoint != self.target.root_joint_id:
                 raise ConfigError(f"{SECTION}.target.grapple_frame", f"frame {settings.target.grapple_frame!r} "
                                   f"is not on the target {self.target.name!r}", src)
-            self._weld = WeldConstraint(model, self.ee_frame, grapple)
             self._connection_attached = MechanicalConnection(
-                model, [self.centroidal, self._weld],
+                model, [MomentumAndWeld(model, self.ee_frame, grapple)],
                 [Fibre(robot.root_joint_id, robot.base_v), Fibre(self.target.root_joint_id, self.target.base_v)],
                 robot.joint_v)
         self._connection_free = MechanicalConnection(model, [self.centroidal],

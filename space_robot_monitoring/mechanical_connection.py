@@ -111,13 +111,7 @@ class MechanicalConnection:
         u = np.zeros((nv, ns))
         u[self.fibre_v] = k
         u[self.shape_v, np.arange(ns)] = 1.0
-        g = np.empty((ns, cf_inv.shape[0], ns))      # g[i] = X_i(C) U (U is allowed: kernel_derivative)
-        sources = self.constraints.sources
-        for i in range(ns):
-            ui, row = u[:, i], 0
-            for source in sources:
-                g[i, row:row + source.rows] = source.kernel_derivative(q, ui) @ u
-                row += source.rows
+        g = self.constraints.kernel_derivatives(q, u) @ u    # g[i] = X_i(C) U (U is allowed: kernel form)
         dk = -(cf_inv @ g).transpose(0, 2, 1)         # dk[i, j] = X_i(K_j)
         kt = k.T                                      # (ns, 6 nf)
         if len(self.fibres) == 1:

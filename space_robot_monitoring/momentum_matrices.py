@@ -75,6 +75,14 @@ class CentroidalMomentum:
         """
         return pin.computeCentroidalMapTimeVariation(self.model, self.data, q, u)
 
+    def kernel_derivatives(self, q: np.ndarray, directions: np.ndarray) -> np.ndarray:
+        """kernel_derivative for each column of `directions` (nv x k): (k, 6, nv)."""
+        model, data = self.model, self.data
+        out = np.empty((directions.shape[1], 6, model.nv))
+        for i in range(directions.shape[1]):
+            out[i] = pin.computeCentroidalMapTimeVariation(model, data, q, directions[:, i])
+        return out
+
 
 @dataclass(frozen=True)
 class ThesisMomentumMatrices:
