@@ -116,8 +116,8 @@ class SimulationRun:
             # the state at the final instant: publish it (sensor phase) so the trace ends at `duration`
             self.dynamics.publish_state()
             self.dynamics.publish_momentum()
+            wall = time.perf_counter() - start      # the loop only: writing the bag's index is a one-off
         finally:
-            wall = time.perf_counter() - start
             bar.close()
             recorder.close()
         state = self.simulator.state
