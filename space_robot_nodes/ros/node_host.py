@@ -81,8 +81,8 @@ class RclpyHost:
         def run(msg):
             try:
                 callback(msg)
-            except (SpaceRobotError, ValueError, TypeError) as exc:
-                self.node.get_logger().error(f"message rejected: {exc}")
+            except Exception as exc:  # noqa: BLE001 - the node boundary: no input may stop the node
+                self.node.get_logger().error(f"message rejected: {type(exc).__name__}: {exc}")
         return run
 
     def _timer_callback(self, callback: Callable[[float], None]):
