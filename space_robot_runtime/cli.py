@@ -1,6 +1,7 @@
 """Command-line entry points of the standalone runtime.
 
-    space-robot-sim [SCENARIO] [--duration S] [--out DIR] [--set FILE.KEY=VALUE ...] [--progress|--no-progress]
+    space-robot-sim [SCENARIO] [--duration S] [--out DIR] [--set FILE.KEY=VALUE ...] [--overwrite]
+                    [--progress|--no-progress] [--no-plots]
     space-robot-plot BAG [--out DIR]
 
 SCENARIO is a path, or the name of a file in config/scenarios/ (default: servicer_pregrasp). --set overrides
@@ -41,6 +42,8 @@ def sim_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="FILE.KEY=VALUE",
                         help="override an entry of the model/nodes/controller/monitor file")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace a bag that space-robot-sim wrote earlier in --out")
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument("--progress", dest="progress", action="store_true", default=None,
                           help="progress bar on stderr even when it is not a terminal")
@@ -52,7 +55,8 @@ def sim_main(argv: list[str] | None = None) -> int:
         scenario = load_scenario(scenario_path(args.scenario), parse_overrides(args.set))
         out = args.out or Path("out") / scenario.name
         run = SimulationRun(scenario)
-        result = run.run(duration=args.duration, out_dir=out, plots=not args.no_plots, progress=args.progress)
+        result = run.run(duration=args.duration, out_dir=out, plots=not args.no_plots, progress=args.progress,
+                         overwrite=args.overwrite)
     except (SpaceRobotError, FileExistsError) as exc:
         print(f"space-robot-sim: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -8,6 +8,7 @@ config/nodes.yaml and config/controller.yaml and must be a whole number of physi
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from .progress_bar import ProgressBar
 from .robot_state_publisher import RobotStatePublisherCore
 from .run_plots import plot_run
 from .run_summary import summarize
-from .run_trace import INFO_KEY, ROLES_KEY, RunTrace, TopicRoles
+from .run_trace import INFO_KEY, ROLES_KEY, RunTrace, TopicRoles, bag_custom_data
 
 BAG_DIRECTORY = "bag"
 SUMMARY_FILE = "summary.json"
@@ -86,8 +87,11 @@ class SimulationRun:
         return ticks
 
     def run(self, duration: float | None = None, out_dir: str | Path | None = None, plots: bool = True,
-            progress: bool | None = None) -> RunResult:
-        """Run for `duration` s (default: the scenario's). With out_dir: bag, summary.json and plots there."""
+            progress: bool | None = None, overwrite: bool = False) -> RunResult:
+        """Run for `duration` s (default: the scenario's). With out_dir: bag, summary.json and plots there.
+
+        An existing bag in out_dir is an error, unless `overwrite` and it is a bag this runtime wrote.
+        """
         duration = self.scenario.duration if duration is None else duration
         ticks = self.ticks_for(duration)
         out = None if out_dir is None else Path(out_dir)
@@ -95,7 +99,10 @@ class SimulationRun:
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
             if bag_path.exists():
-                raise FileExistsError(f"{bag_path} exists; choose another --out directory or remove it")
+                if not (overwrite and written_by_runtime(bag_path)):
+                    raise FileExistsError(f"{bag_path} exists; choose another --out directory, remove it, or pass "
+                                          "--overwrite (replaces a bag written by space-robot-sim only)")
+                shutil.rmtree(bag_path)
         trace = RunTrace(self.roles, self.system.arm_joints, self.system.wheel_joints)
         recorder = BagRecorder(bag_path, self.types.typestore, self.graph.topics(), self.scenario.recording.rate,
                                listeners=(trace,))
@@ -145,3 +152,12 @@ class SimulationRun:
                 "wheel_joints": list(self.system.wheel_joints), "dt": self.graph.tick,
                 "attitude_limit": req.max_attitude_error if req is not None else None,
                 "wheel_max_speed": float(np.max(wheels)) if len(wheels) and np.all(np.isfinite(wheels)) else None}
+
+
+def written_by_runtime(bag: Path) -> bool:
+    """A rosbag2 directory holding only what this runtime writes, with its run info in custom_data."""
+    try:
+        return ({p.name for p in bag.iterdir()} <= {"metadata.yaml", f"{BAG_DIRECTORY}.mcap"}
+                and INFO_KEY in bag_custom_data(bag))
+    except (OSError, ValueError, AttributeError):
+        return False

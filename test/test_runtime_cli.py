@@ -29,6 +29,12 @@ def test_sim_writes_bag_summary_and_plots(short_run, capsys):
     assert {"real_time_factor", "momentum_drift", "wheel_momentum_Nms", "final_goal_error_rad"} <= set(summary)
 
 
+def test_overwrite_replaces_a_previous_run(tmp_path):
+    args = ["--duration", "0.01", "--out", str(tmp_path), "--no-progress", "--no-plots"]
+    assert sim_main(args) == 1 and sim_main(args + ["--overwrite"]) == 1
+    assert json.loads((tmp_path / "summary.json").read_text())["steps"] == 10
+
+
 def test_plot_rereads_the_bag(short_run, tmp_path, capsys):
     _status, out = short_run
     assert plot_main([str(out / "bag"), "--out", str(tmp_path)]) == 0
@@ -38,10 +44,15 @@ def test_plot_rereads_the_bag(short_run, tmp_path, capsys):
     assert printed["samples"] == 31
 
 
-def test_existing_output_is_not_overwritten(short_run, capsys):
+def test_existing_output_is_not_overwritten_unless_asked(short_run, tmp_path, capsys):
     _status, out = short_run
     assert sim_main(["--duration", "0.01", "--out", str(out), "--no-progress"]) == 2
     assert "exists" in capsys.readouterr().err
+    foreign = tmp_path / "bag"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("not ours")
+    assert sim_main(["--duration", "0.01", "--out", str(tmp_path), "--no-progress", "--overwrite"]) == 2
+    assert (foreign / "notes.txt").is_file()                 # --overwrite only replaces our own bags
 
 
 @pytest.mark.parametrize("args, message", [
