@@ -19,7 +19,6 @@ from typing import Any
 
 from space_robot_dynamics.errors import ConfigError
 
-from .message_types import typename_of
 from .node_core import NodeCore
 
 # Largest schedule table precomputed (ticks); beyond it the due timers are found by modulo every tick.
@@ -152,10 +151,3 @@ class Graph:
                     if k % every == 0:
                         callback(t)
             self.ticks = k + 1
-
-
-def check_message_type(topic: str, msg: Any, expected: str) -> None:
-    """Raise if a message object is not of the topic's declared type (used by tests and the recorder)."""
-    actual = typename_of(msg)
-    if actual != expected:
-        raise TypeError(f"topic {topic!r}: expected {expected}, got {actual}")

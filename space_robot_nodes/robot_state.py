@@ -160,7 +160,7 @@ class StateAssembler:
 
 
 class BaseSlot:
-    """Where one floating base's pose and twist go in q and v (see set_base)."""
+    """Where one floating base's pose and twist go in q and v."""
 
     def __init__(self, system: SystemModel, subtree):
         config = subtree.config
@@ -190,8 +190,3 @@ class BaseSlot:
             yaw = Rotation.from_quat(xyzw).as_euler("xyz")[2]
             q[self.qs] = [position[0], position[1], np.cos(yaw), np.sin(yaw)]
             v[self.vs] = [linear[0], linear[1], angular[2]]
-
-
-def set_base(system: SystemModel, q: np.ndarray, v: np.ndarray, subtree, position, xyzw, linear, angular) -> None:
-    """Write a base pose (world) and twist (base frame) into the root joint entries of q and v."""
-    BaseSlot(system, subtree).write(q, v, position, xyzw, linear, angular)
