@@ -21,7 +21,9 @@ What each figure means (docs/holonomy.md has one paragraph and the equation for 
 - thesis Y_h ranks (seed 004 eqs. 4.1-4.16), linear and angular: reproduced as published, but they are the
   rank of the V_b columns of A, not an integrability test (thesis_criterion.py).
 - nonholonomy rank: number of independent base-attitude changes that small closed joint loops produce
-  (rank of the curvature's angular parts, mechanical_connection.py); 0 would mean holonomic.
+  (rank of the curvature's angular parts, mechanical_connection.py); 0 would mean holonomic. While the
+  target is held the curvature is that of the combined momentum + grasp constraints (seed 004 eq. 2.34),
+  and this rank is their Frobenius rank.
 - linear integrability residual: centre-of-mass velocity of the curvature, relative; zero up to round-off
   because linear momentum is integrable. A large value means the model or its derivatives are inconsistent.
 - contact residual (attached only): relative twist of end effector and grapple over the end-effector
@@ -49,10 +51,9 @@ from .mechanical_connection import CurvatureFigureMaker, Fibre, MechanicalConnec
 from .momentum_matrices import CentroidalMomentum, ThesisMomentumModel
 from .monitor_settings import SECTION, MonitorSettings, load_monitor_settings
 from .system_partition import subtree_partition
-from .thesis_criterion import thesis_criterion
+from .thesis_criterion import thesis_criteria_closed_form, thesis_criterion
 
 OK, WARN, ERROR = "OK", "WARN", "ERROR"
-_EYE3 = np.eye(3)
 _LEVEL_ORDER = {OK: 0, WARN: 1, ERROR: 2}
 YH_NOTE = ("thesis Y_h rank = rank of the V_b columns of the constraint matrix (seed 004 eq. 4.16 reduces to "
            "A[:, :3]^T (A A^T)^-1); it does not test integrability (it changes with the velocity ordering and "
@@ -85,7 +86,6 @@ class MonitorReport:
     thesis_yh_rank_angular: int
     nonholonomy_rank: int
     attitude_curvature_singular_values: np.ndarray   # (3,), rad per (rad)^2 of loop area, dimensionless
-    involutivity_rank: int
     linear_integrability_residual: float
     contact_residual: float                  # NaN when not attached
     jstar_singular_values: np.ndarray        # scaled J*, decreasing
@@ -116,7 +116,6 @@ class MonitorReport:
             ("thesis_Yh_note", YH_NOTE),
             ("nonholonomy_rank", str(self.nonholonomy_rank)),
             ("attitude_curvature_singular_values [scaled]", _vec(self.attitude_curvature_singular_values)),
-            ("involutivity_rank", str(self.involutivity_rank)),
             ("linear_integrability_residual", _g(self.linear_integrability_residual)),
             ("contact_residual", contact),
             ("jstar_sigma_min [scaled]", _g(self.jstar_sigma_min)),
@@ -236,10 +235,12 @@ class HolonomyMonitor:
         s, robot, model, data = self.settings, self.robot, self.model, self.data
         mode = self._modes[self._attached]
         ag = self.centroidal.matrix(q)
-        thesis = self.thesis.compute(q, self._attached, ag)
         # Subtree centres of mass: data.com[j] (j > 0) is expressed in joint j's frame, data.mass[j] in kg.
         pin.centerOfMass(model, data, q)
         pin.computeJointJacobians(model, data, q)
+        ee_position = pin.updateFramePlacement(model, data, self.ee_frame).translation
+        j_ee = pin.getFrameJacobian(model, data, self.ee_frame, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        thesis = self.thesis.compute(q, self._attached, ag, j_ee, ee_position)
         placements = [data.oMi[j] for j in mode.roots]
         local_coms = [data.com[j] for j in mode.roots]
         com = sum(m * pl.act(c) for m, pl, c in zip(mode.masses, placements, local_coms)) / mode.mass
@@ -250,15 +251,16 @@ class HolonomyMonitor:
         h[3:] += shift @ h[:3]
         joint_cols = ag[:, robot.joint_v]
         joint_cols[3:] += shift @ joint_cols[:3]
-        capacity = np.sqrt(np.add.reduceat(joint_cols * joint_cols, [0, 3], axis=0)) @ self.reference_speed
+        joint_cols *= joint_cols
+        capacity = np.sqrt(joint_cols.reshape(2, 3, -1).sum(axis=1)) @ self.reference_speed   # (linear, angular)
         if self._h0 is None:
             self._h0, self._t0 = h.copy(), t
             self._h_prev, self._t_prev = h.copy(), t
         dh = h - self._h0
-        jump = h - self._h_prev
-        dh_norm = np.sqrt(np.add.reduceat(dh * dh, [0, 3]))
-        frac_lin, frac_ang = (dh_norm / capacity).tolist()
-        jump_frac = float(np.max(np.sqrt(np.add.reduceat(jump * jump, [0, 3])) / capacity))
+        changes = np.stack((dh, h - self._h_prev)).reshape(2, 2, 3)
+        fractions = np.sqrt((changes * changes).sum(axis=2)) / capacity        # [[lin, ang] total, [lin, ang] jump]
+        frac_lin, frac_ang = float(fractions[0, 0]), float(fractions[0, 1])
+        jump_frac = float(fractions[1].max())
         elapsed = t - self._t0
         mean_wrench = dh / elapsed if elapsed > 0.0 else np.zeros(6)
         self._h_prev, self._t_prev = h, t
@@ -266,24 +268,29 @@ class HolonomyMonitor:
         # ---- seed 004 constraint matrix (eq. 2.32, dimensionless) and thesis Y_h (eqs. 4.1-4.16)
         b_sv = np.linalg.svd(mode.b_row_scale * thesis.B * mode.b_col_scale, compute_uv=False)
         b_rank = int(np.count_nonzero(b_sv > s.rank_rtol * b_sv[0]))
-        yh_lin = thesis_criterion(thesis.linear, s.rank_rtol, s.thesis_yh_method)
-        yh_ang = thesis_criterion(thesis.angular, s.rank_rtol, s.thesis_yh_method)
+        if s.thesis_yh_method == "closed_form":
+            yh_lin, yh_ang = thesis_criteria_closed_form(thesis.B.reshape(2, 3, -1), s.rank_rtol)
+        else:
+            yh_lin = thesis_criterion(thesis.linear, s.rank_rtol, s.thesis_yh_method)
+            yh_ang = thesis_criterion(thesis.angular, s.rank_rtol, s.thesis_yh_method)
 
         # ---- mechanical connection and curvature
         curvature = mode.connection.compute(q)
-        com_jacobians = [m / mode.mass * (pl.rotation @ np.hstack((_EYE3, -skew(c))))
-                         for m, pl, c in zip(mode.masses, placements, local_coms)]
-        figures = mode.figures.figures(curvature, com_jacobians)
+        com_jacobian = np.empty((3, 6 * len(placements)))        # [G_f]: fibre twists -> CoM velocity
+        for f, (m, pl, c) in enumerate(zip(mode.masses, placements, local_coms)):
+            rotation = pl.rotation * (m / mode.mass)
+            com_jacobian[:, 6 * f:6 * f + 3] = rotation
+            com_jacobian[:, 6 * f + 3:6 * f + 6] = rotation @ skew(-c)
+        figures = mode.figures.figures(curvature, com_jacobian)
 
         # ---- generalized Jacobian and contact residual
-        j_ee = pin.getFrameJacobian(model, data, self.ee_frame, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
         jstar_all = generalized_jacobian(j_ee, curvature.K[:6], robot.base_v, robot.joint_v, self._all_joints)
         jac = generalized_jacobian_figures(jstar_all[:, self.jacobian_columns], self._jacobian_prismatic,
                                            self.length_scale)
         contact = float("nan")
         if self._attached:
             weld_rows = curvature.constraint_matrix[6:12]
-            contact = self._contact_residual(weld_rows @ v, jstar_all)
+            contact = self._contact_residual(weld_rows @ v, ee_position, jstar_all)
 
         sigma_min = float(jac.singular_values[-1])
         inverse_condition = sigma_min / float(jac.singular_values[0]) if jac.singular_values[0] > 0.0 else 0.0
@@ -298,7 +305,7 @@ class HolonomyMonitor:
             thesis_yh_linear=yh_lin.Yh, thesis_yh_angular=yh_ang.Yh, thesis_yh_rank_linear=yh_lin.rank,
             thesis_yh_rank_angular=yh_ang.rank, nonholonomy_rank=figures.nonholonomy_rank,
             attitude_curvature_singular_values=figures.attitude_singular_values,
-            involutivity_rank=figures.involutivity_rank, linear_integrability_residual=figures.linear_residual,
+            linear_integrability_residual=figures.linear_residual,
             contact_residual=contact, jstar_singular_values=jac.singular_values,
             jstar_sigma_min=sigma_min, jstar_inverse_condition=inverse_condition,
             jstar_manipulability=jac.manipulability, jstar=jac.jacobian,
@@ -350,13 +357,12 @@ class HolonomyMonitor:
                               f"{bad} have none: give a speed", self.settings.source)
         return np.array(limits, dtype=float)
 
-    def _contact_residual(self, spatial: np.ndarray, jstar_all: np.ndarray) -> float:
+    def _contact_residual(self, spatial: np.ndarray, ee_point: np.ndarray, jstar_all: np.ndarray) -> float:
         """|relative twist at the end effector| (scaled) over the end-effector speed capacity.
 
         spatial: spatial twist of the grapple body minus that of the end-effector body (world, at the world
         origin); moved to the end-effector point: dv + dw x p_EE.
         """
-        ee_point = pin.updateFramePlacement(self.model, self.data, self.ee_frame).translation
         lin = spatial[:3] + skew(spatial[3:]) @ ee_point
         relative = np.sqrt(lin @ lin) / self.length_scale + np.sqrt(spatial[3:] @ spatial[3:])
         columns = jstar_all * jstar_all

@@ -61,14 +61,19 @@ def se3_bracket(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def se3_bracket_pairs(twists: np.ndarray) -> np.ndarray:
-    """All pairwise brackets: twists (n, 6) -> (n, n, 6) with out[i, j] = [twists_i, twists_j]."""
-    w_skew = skew(twists[:, 3:])                              # (n, 3, 3), [w_i x]
-    w_cross_v = w_skew @ twists[:, :3].T                      # (n, 3, n): [i, :, j] = w_i x v_j
-    w_cross_w = w_skew @ twists[:, 3:].T                      # (n, 3, n): [i, :, j] = w_i x w_j
-    out = np.empty((len(twists), len(twists), 6))
-    out[:, :, :3] = (w_cross_v - w_cross_v.transpose(2, 1, 0)).transpose(0, 2, 1)
-    out[:, :, 3:] = w_cross_w.transpose(0, 2, 1)
-    return out
+    """All pairwise brackets of stacked twists: twists (n, 6 k), k twists side by side per row (e.g. the
+    base and the target), -> (n, n, 6 k) with out[i, j, 6f:6f+6] = [twists_i^f, twists_j^f]."""
+    n = twists.shape[0]
+    k = twists.shape[1] // 6
+    blocks = twists.reshape(n, k, 6).transpose(1, 0, 2)        # (k, n, 6)
+    w_skew = skew(blocks[:, :, 3:])                             # (k, n, 3, 3): [w_i x]
+    # both[f, i, :, j] = w_i x v_j for j < n, w_i x w_(j-n) for j >= n
+    both = w_skew @ np.concatenate((blocks[:, :, :3], blocks[:, :, 3:]), axis=1).transpose(0, 2, 1)[:, None]
+    w_cross_v, w_cross_w = both[..., :n], both[..., n:]         # (k, n, 3, n) each
+    out = np.empty((n, n, k, 6))
+    out[..., :3] = (w_cross_v - w_cross_v.transpose(0, 3, 2, 1)).transpose(1, 3, 0, 2)
+    out[..., 3:] = w_cross_w.transpose(1, 3, 0, 2)
+    return out.reshape(n, n, 6 * k)
 
 
 def so3_bracket(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -113,12 +113,7 @@ class MechanicalConnection:
         u[self.shape_v, np.arange(ns)] = 1.0
         g = self.constraints.kernel_derivatives(q, u) @ u    # g[i] = X_i(C) U (U is allowed: kernel form)
         dk = -(cf_inv @ g).transpose(0, 2, 1)         # dk[i, j] = X_i(K_j)
-        kt = k.T                                      # (ns, 6 nf)
-        if len(self.fibres) == 1:
-            bracket = se3_bracket_pairs(kt)
-        else:
-            bracket = np.concatenate([se3_bracket_pairs(kt[:, 6 * f:6 * f + 6]) for f in range(len(self.fibres))],
-                                     axis=2)
+        bracket = se3_bracket_pairs(k.T)              # (ns, ns, 6 nf)
         curvature = dk - dk.transpose(1, 0, 2) + bracket
         return ConnectionCurvature(k, dk, curvature, bracket, c)
 
@@ -128,17 +123,16 @@ class CurvatureFigures:
     """What the monitor publishes from a ConnectionCurvature (all dimensionless, see `curvature_figures`).
 
     attitude_singular_values: (3,) of the robot base's angular curvature over all joint pairs.
-    nonholonomy_rank: how many attitude directions small joint loops can change (0..3).
-    involutivity_rank: rank of the span of all brackets (every fibre component): 0 iff the constraints
-        are integrable at q (Frobenius).
+    nonholonomy_rank: how many attitude directions small joint loops can change (0..3). It is also the rank
+        of the span of all the brackets (Frobenius: 0 iff integrable): the base's linear part is fixed by the
+        angular part once the centre-of-mass part vanishes (linear_residual), and a welded target's twist by
+        the base's, so the remaining components add no direction.
     linear_residual: largest centre-of-mass-gauge linear curvature over the term size (0 up to round-off,
         because linear momentum is integrable).
     """
 
     attitude_singular_values: np.ndarray
     nonholonomy_rank: int
-    involutivity_singular_values: np.ndarray
-    involutivity_rank: int
     linear_residual: float
 
 
@@ -154,48 +148,49 @@ class CurvatureFigureMaker:
 
     def __init__(self, shape_scale: np.ndarray, n_fibres: int, length_scale: float, rank_rtol: float):
         ns = len(shape_scale)
-        self.iu, self.ju = np.triu_indices(ns, 1)
+        iu, ju = np.triu_indices(ns, 1)
+        self.pairs = iu * ns + ju                                   # rows of F.reshape(ns * ns, -1)
+        self.pairs_transposed = ju * ns + iu
         fibre_scale = np.tile(np.r_[np.full(3, 1.0 / length_scale), np.ones(3)], n_fibres)
-        self.pair_scale = (shape_scale[self.iu] * shape_scale[self.ju])[:, None]
-        self.weight = self.pair_scale * fibre_scale[None, :]        # (n_pairs, 6 nf)
-        self.length_scale = length_scale
+        pair_scale = (shape_scale[iu] * shape_scale[ju])[:, None]
+        self.weight = pair_scale * fibre_scale[None, :]             # (n_pairs, 6 nf)
+        self.com_weight = pair_scale / length_scale
         self.rank_rtol = rank_rtol
-        self.n_fibres = n_fibres
+        self.n_shape = ns
 
-    def figures(self, result: ConnectionCurvature, com_jacobians: list[np.ndarray]) -> CurvatureFigures:
-        """com_jacobians: per fibre, G_f (3 x 6) with cdot = sum_f G_f xi_f the velocity of the constrained
+    def figures(self, result: ConnectionCurvature, com_jacobian: np.ndarray) -> CurvatureFigures:
+        """com_jacobian: (3 x 6 n_f), [G_1 ... G_nf] with cdot = sum_f G_f xi_f the velocity of the constrained
         system's centre of mass (world, m/s) produced by the fibre twists xi_f:
         G_f = (m_f / M) R_f [E_3, -[c_f x]] with m_f, c_f the mass and centre of mass (base frame) of the
         bodies that move with base f. The linear-momentum residual is |sum_f G_f F_ij^f|, the bracket's
         centre-of-mass velocity, zero when linear momentum is integrable (the centre-of-mass gauge of the
         module docstring, generalised to several fibres).
         """
-        iu, ju, weight = self.iu, self.ju, self.weight
-        if len(iu) == 0:
-            return CurvatureFigures(np.zeros(3), 0, np.zeros(1), 0, 0.0)
-        raw = result.F[iu, ju]                                      # (n_pairs, 6 nf), SI
-        pairs_f = raw * weight
-        size = (np.abs(result.dK[iu, ju]) + np.abs(result.dK[ju, iu]) + np.abs(result.bracket[iu, ju])) * weight
-        size_sq = size * size
-        attitude_scale = np.sqrt(np.max(size_sq[:, 3:6].sum(axis=1)))
-        all_scale = np.sqrt(np.max(size_sq.sum(axis=1)))
+        if len(self.pairs) == 0:
+            return CurvatureFigures(np.zeros(3), 0, 0.0)
+        ns = self.n_shape
+        raw = result.F.reshape(ns * ns, -1)[self.pairs]                  # (n_pairs, 6 nf), SI
+        pairs_f = raw * self.weight
+        dk = np.abs(result.dK.reshape(ns * ns, -1))
+        size = (dk[self.pairs] + dk[self.pairs_transposed]
+                + np.abs(result.bracket.reshape(ns * ns, -1)[self.pairs])) * self.weight
+        size *= size
+        attitude_scale = np.sqrt(size[:, 3:6].sum(axis=1).max())
+        all_scale = np.sqrt(size.sum(axis=1).max())
         att_sv = np.linalg.svd(pairs_f[:, 3:6], compute_uv=False)
-        inv_sv = np.linalg.svd(pairs_f, compute_uv=False)
-        g = np.hstack(com_jacobians) if self.n_fibres > 1 else com_jacobians[0]
-        com_velocity = (raw @ g.T) * (self.pair_scale / self.length_scale)
-        residual = np.sqrt(np.max((com_velocity * com_velocity).sum(axis=1)))
+        com_velocity = (raw @ com_jacobian.T) * self.com_weight
+        residual = np.sqrt((com_velocity * com_velocity).sum(axis=1).max())
         rtol = self.rank_rtol
         return CurvatureFigures(
             attitude_singular_values=att_sv,
             nonholonomy_rank=int(np.count_nonzero(att_sv > rtol * attitude_scale)),
-            involutivity_singular_values=inv_sv,
-            involutivity_rank=int(np.count_nonzero(inv_sv > rtol * all_scale)),
             linear_residual=float(residual / all_scale) if all_scale > 0.0 else 0.0,
         )
 
 
 def curvature_figures(result: ConnectionCurvature, com_jacobians: list[np.ndarray], shape_scale: np.ndarray,
                       length_scale: float, rank_rtol: float) -> CurvatureFigures:
-    """One-off CurvatureFigureMaker(...).figures(result, com_jacobians) (see there)."""
+    """One-off CurvatureFigureMaker(...).figures(result, hstack(com_jacobians)) (see there); com_jacobians
+    is the list of the per-fibre G_f (3 x 6)."""
     maker = CurvatureFigureMaker(np.asarray(shape_scale, dtype=float), len(com_jacobians), length_scale, rank_rtol)
-    return maker.figures(result, com_jacobians)
+    return maker.figures(result, np.hstack(com_jacobians))

@@ -149,8 +149,11 @@ class ThesisMomentumModel:
         h[3:] += skew(data.com[0] - r_b) @ ag[:3]
         return h
 
-    def compute(self, q: np.ndarray, with_target: bool, ag: np.ndarray | None = None) -> ThesisMomentumMatrices:
-        """B and T at q. `ag`: A_G at q from self.centroidal.matrix(q), if the caller already has it."""
+    def compute(self, q: np.ndarray, with_target: bool, ag: np.ndarray | None = None,
+                ee_jacobian: np.ndarray | None = None, ee_position: np.ndarray | None = None
+                ) -> ThesisMomentumMatrices:
+        """B and T at q. Optional inputs the caller may already have at q: `ag` from self.centroidal.matrix(q),
+        the end-effector frame Jacobian (LOCAL_WORLD_ALIGNED, 6 x nv) and its origin (world)."""
         model, data, robot = self.model, self.data, self.robot
         h = self.momentum_about_base_centroid(q, ag)
         base = self.centroidal.data.oMi[robot.root_joint_id]
@@ -167,17 +170,18 @@ class ThesisMomentumModel:
         if self.target is None:
             raise ValueError("with_target=True needs a target subtree")
         target = self.target
-        pin.computeJointJacobians(model, data, q)
-        ee = pin.updateFramePlacement(model, data, self.ee_frame_id)
+        if ee_jacobian is None or ee_position is None:
+            pin.computeJointJacobians(model, data, q)
+            ee_position = pin.updateFramePlacement(model, data, self.ee_frame_id).translation
+            ee_jacobian = pin.getFrameJacobian(model, data, self.ee_frame_id, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
         # End-effector twist in world axes (origin velocity, angular velocity) in terms of theta_dot.
-        j_ee = pin.getFrameJacobian(model, data, self.ee_frame_id, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
-        w_robot = j_ee @ t_map                               # 6 x n_theta (target columns still zero)
-        tgt = data.oMi[target.root_joint_id]
+        w_robot = ee_jacobian @ t_map                        # 6 x n_theta (target columns still zero)
+        tgt = self.centroidal.data.oMi[target.root_joint_id]
         r_t = tgt.act(target.base_com_local)                 # target centroid, world
         # Omega_t = Omega_EE + omega_t;  V_t = V_EE - [r_t/EE x] Omega_t + v_t (world).
         omega_target = w_robot[3:]
         omega_target[:, 6 + n:9 + n] = np.eye(3)
-        v_target = w_robot[:3] - skew(r_t - ee.translation) @ omega_target
+        v_target = w_robot[:3] - skew(r_t - ee_position) @ omega_target
         v_target[:, 9 + n:12 + n] += np.eye(3)
         rtt = tgt.rotation.T
         t0 = int(target.base_v[0])

@@ -82,3 +82,19 @@ def thesis_criterion(A: np.ndarray, rank_rtol: float, method: str = "closed_form
     sv = np.linalg.svd(yh, compute_uv=False)
     threshold = rank_rtol * scale
     return YhResult(yh, sv, int(np.sum(sv > threshold)), float(threshold))
+
+
+def thesis_criteria_closed_form(blocks: np.ndarray, rank_rtol: float) -> list[YhResult]:
+    """thesis_criterion(A, rank_rtol, "closed_form") for each A in `blocks` (k, m, N), computed together.
+
+    The monitor calls this every cycle for the linear and the angular rows of B: one batched product, inverse,
+    eigen and singular value decomposition instead of four small calls each.
+    """
+    m = blocks.shape[1]
+    gram = blocks @ blocks.transpose(0, 2, 1)                      # (k, m, m)
+    yh = blocks[:, :, :m].transpose(0, 2, 1) @ np.linalg.inv(gram)
+    scale = 1.0 / np.sqrt(np.linalg.eigvalsh(gram)[:, 0])
+    sv = np.linalg.svd(yh, compute_uv=False)
+    threshold = rank_rtol * scale
+    ranks = np.count_nonzero(sv > threshold[:, None], axis=1)
+    return [YhResult(yh[k], sv[k], int(ranks[k]), float(threshold[k])) for k in range(len(blocks))]

@@ -11,7 +11,7 @@ import pytest
 
 from space_robot_dynamics.model.model_config import load_model_config
 from space_robot_dynamics.model.system_model import SystemModel
-from space_robot_monitoring.contact_constraint import WeldConstraint
+from space_robot_monitoring.contact_constraint import MomentumAndWeld, WeldConstraint
 from space_robot_monitoring.frobenius import finite_difference_derivative, involutivity_check
 from space_robot_monitoring.lie_algebra import VelocityBracket, se3_bracket, skew
 from space_robot_monitoring.mechanical_connection import Fibre, MechanicalConnection, curvature_figures
@@ -110,8 +110,16 @@ def test_connection_derivatives_match_finite_differences(name, ee, grapple, atta
         numeric = (connection.connection(pin.integrate(model, q, FD_STEP * fields[:, i]))[0]
                    - connection.connection(pin.integrate(model, q, -FD_STEP * fields[:, i]))[0]) / (2 * FD_STEP)
         np.testing.assert_allclose(result.dK[i].T, numeric, rtol=0, atol=FD_RTOL * scale)
-    # F is antisymmetric and is the bracket of the two fields (fibre part), computed independently here
+    # F is antisymmetric
     np.testing.assert_allclose(result.F, -result.F.transpose(1, 0, 2), atol=1e-14 * np.abs(result.F).max())
+    if attached:
+        # the monitor's one-call-per-direction source gives the same connection and derivatives
+        robot = subtree_partition(system, system.subtrees[0].name)
+        fast = MechanicalConnection(model, [MomentumAndWeld(model, model.getFrameId(ee), model.getFrameId(grapple))],
+                                    connection.fibres, robot.joint_v).compute(q)
+        for name_ in ("K", "dK", "F"):
+            expected = getattr(result, name_)
+            np.testing.assert_allclose(getattr(fast, name_), expected, rtol=0, atol=1e-12 * np.abs(expected).max())
 
 
 @pytest.mark.parametrize("name,ee,grapple", CASES)

@@ -18,7 +18,12 @@ from space_robot_monitoring.lie_algebra import skew
 from space_robot_monitoring.mechanical_connection import Fibre, MechanicalConnection, curvature_figures
 from space_robot_monitoring.momentum_matrices import CentroidalMomentum, ThesisMomentumModel
 from space_robot_monitoring.system_partition import subtree_partition
-from space_robot_monitoring.thesis_criterion import thesis_criterion, yh_augmented_svd, yh_closed_form
+from space_robot_monitoring.thesis_criterion import (
+    thesis_criteria_closed_form,
+    thesis_criterion,
+    yh_augmented_svd,
+    yh_closed_form,
+)
 
 # Y_h's singular values are O(1/sigma_min(A)); round-off leaves the structurally zero ones at ~1e-16 of
 # that. A rank threshold of 1e-8 of ||A+|| separates the two by eight orders either way.
@@ -62,6 +67,16 @@ def test_closed_form_equals_thesis_algorithm():
         a = rng.normal(size=(m, n)) * rng.uniform(0.1, 100.0, size=(m, 1))
         literal, closed = yh_augmented_svd(a), yh_closed_form(a)
         np.testing.assert_allclose(literal, closed, rtol=0, atol=1e-11 * np.abs(closed).max())
+
+
+def test_batched_closed_form_used_by_the_monitor():
+    """The monitor's batched form (linear and angular rows together) equals the one-matrix form."""
+    b = np.random.default_rng(1).normal(size=(6, 22)) * np.r_[np.full(3, 300.0), np.full(3, 2000.0)][:, None]
+    for batched, single in zip(thesis_criteria_closed_form(b.reshape(2, 3, -1), RANK_RTOL),
+                               (thesis_criterion(b[:3], RANK_RTOL), thesis_criterion(b[3:], RANK_RTOL))):
+        np.testing.assert_allclose(batched.Yh, single.Yh, rtol=0, atol=1e-13 * np.abs(single.Yh).max())
+        np.testing.assert_allclose(batched.singular_values, single.singular_values, rtol=1e-12)
+        assert batched.rank == single.rank
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
