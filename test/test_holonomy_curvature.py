@@ -248,3 +248,20 @@ def test_general_check_agrees_with_curvature(name, ee, grapple, thesis_system, s
     linear = involutivity_check(model, q, with_rows(linear_only, others_free), rank_rtol=RANK_RTOL,
                                 velocity_weights=weights)
     assert linear.rank == 0
+
+
+@pytest.mark.parametrize("joint,constraint,expected", [
+    (pin.JointModelPlanar(), [0.0, 1.0, 0.0], 1),       # knife edge: no sideways body velocity (unicycle)
+    (pin.JointModelPlanar(), [0.0, 0.0, 1.0], 0),       # no rotation: the heading is fixed
+    (pin.JointModelSpherical(), [0.0, 0.0, 1.0], 1),    # no body yaw rate: x-y rotation loops still yaw
+])
+def test_planar_and_spherical_brackets(joint, constraint, expected):
+    """The se(2) and so(3) brackets: the knife edge (v_y body = 0) is the classic nonholonomic constraint;
+    omega = 0 in the plane is integrable; a body-yaw-rate constraint on SO(3) is not."""
+    model = pin.Model()
+    j = model.addJoint(0, joint, pin.SE3.Identity(), "j")
+    model.appendBodyToJoint(j, pin.Inertia.FromSphere(1.0, 0.1), pin.SE3.Identity())
+    q = pin.integrate(model, pin.neutral(model), np.array([0.3, -0.4, 0.7]))
+    row = np.array([constraint])
+    check = involutivity_check(model, q, lambda qq: row, rank_rtol=RANK_RTOL)
+    assert check.rank == expected

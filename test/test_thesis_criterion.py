@@ -77,6 +77,7 @@ def test_batched_closed_form_used_by_the_monitor():
         np.testing.assert_allclose(batched.Yh, single.Yh, rtol=0, atol=1e-13 * np.abs(single.Yh).max())
         np.testing.assert_allclose(batched.singular_values, single.singular_values, rtol=1e-12)
         assert batched.rank == single.rank
+        assert single.threshold <= batched.threshold <= np.sqrt(np.sqrt(3.0)) * single.threshold
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
