@@ -3,7 +3,7 @@
 Errors are computed from what the nodes published (the recorded trace) and from the final simulator state,
 never from the controller's own claims:
 - final_goal_error: max over arm joints of |q_final - q_goal| (rad), q_goal the last point of the
-  trajectory goal (or the initial positions when there is none);
+  scenario's trajectory goal (or of the goal received, or the initial positions when there is none);
 - attitude error: rotation angle between the bus attitude and the setpoint (or the initial attitude) (rad);
 - momentum drift: max |p(t) - p(0)| (kg m/s) and |L(t) - L(0)| (kg m^2/s about the CoM, world frame);
 - wheel momentum: spin-axis angular momentum each wheel stores relative to the bus, I_s * Omega (N m s);
@@ -52,12 +52,23 @@ def pregrasp_errors(system: SystemModel, q: np.ndarray, scenario: Scenario) -> d
             "end_effector_world_m": ee.translation.tolist(), "pregrasp_point_world_m": point.tolist()}
 
 
+def scenario_goal(scenario: Scenario, arm: list[str]) -> np.ndarray | None:
+    """Last point of the scenario's trajectory goal in `arm` order (None without a goal naming every arm joint)."""
+    goal = scenario.trajectory_goal
+    if goal is None or not set(arm) <= set(goal.joint_names):
+        return None
+    last = dict(zip(goal.joint_names, goal.points[-1][1]))
+    return np.array([last[n] for n in arm])
+
+
 def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final: np.ndarray, v_final: np.ndarray,
               q_initial: np.ndarray) -> dict:
     arm = list(system.arm_joints)
     q_arm = np.array([system.joint_angle(q_final, n) for n in arm])
-    goal = trace.goal_positions if trace.goal_positions is not None else \
-        np.array([system.joint_angle(q_initial, n) for n in arm])
+    goal = scenario_goal(scenario, arm)       # the scenario's goal, even if the run ended before it was sent
+    if goal is None:
+        goal = trace.goal_positions if trace.goal_positions is not None else \
+            np.array([system.joint_angle(q_initial, n) for n in arm])
     goal_error = q_arm - goal
     t_att, attitude = trace.attitude_error()
     _t, dp, dl = trace.momentum_drift()
