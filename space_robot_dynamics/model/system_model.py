@@ -2,8 +2,9 @@
 
 Ordering (never index by position; the URDF loader may reorder joints):
 - q (size nq): per Pinocchio joint in tree order; a free flyer contributes
-  [x, y, z, qx, qy, qz, qw] (position of the base-link origin in the world frame, m; unit quaternion
-  rotating base-link coordinates into world coordinates), a spherical joint [qx, qy, qz, qw], a planar
+  [x, y, z, qx, qy, qz, qw] (position of the base-link origin in the mount frame, m; unit quaternion
+  rotating base-link coordinates into mount coordinates; the mount is the world frame unless the model
+  config gives the subtree a `mount`), a spherical joint [qx, qy, qz, qw], a planar
   joint [x, y, cos(yaw), sin(yaw)], a continuous joint [cos, sin], a revolute joint its angle.
 - v (size nv): a free flyer contributes [v_x, v_y, v_z, w_x, w_y, w_z], linear velocity of the base-link
   origin and angular velocity, both in the base-link frame (Pinocchio LOCAL convention); other joints
