@@ -17,6 +17,7 @@ PLOT_NAMES = ("base_attitude.png", "joint_angles.png", "wheel_speeds.png", "mome
 _SIZE = (8.0, 4.5)   # inches
 _DPI = 100
 _LOG_FLOOR = 1e-18   # smallest value drawn on log axes (exact zeros at t = 0)
+_SHOW_LIMIT_FRACTION = 0.25   # draw the wheel speed limit when the peak speed exceeds this fraction of it
 
 
 def _figure(rows: int = 1):
@@ -69,12 +70,16 @@ def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_lim
     t, w = trace.wheel_speeds.arrays()
     for i, name in enumerate(trace.wheel_joints):
         ax.plot(t, w[:, i] if len(t) else [], label=name)
+    limit_note = ""
     if wheel_max_speed is not None and np.isfinite(wheel_max_speed):
-        for sign in (1, -1):
-            ax.axhline(sign * wheel_max_speed, color="r", linestyle="--", linewidth=0.8)
+        peak = float(np.max(np.abs(w))) if w.size else 0.0
+        if peak > _SHOW_LIMIT_FRACTION * wheel_max_speed:       # else the limit lines would flatten the curves
+            for sign in (1, -1):
+                ax.axhline(sign * wheel_max_speed, color="r", linestyle="--", linewidth=0.8)
+        limit_note = f" (limit +-{wheel_max_speed:.0f} rad/s)"
     ax.set_xlabel("time (s)")
     ax.set_ylabel("wheel speed relative to the bus (rad/s)")
-    ax.set_title(f"{title}: reaction wheels")
+    ax.set_title(f"{title}: reaction wheels{limit_note}")
     if trace.wheel_joints:
         ax.legend(loc="best")
     ax.grid(True)
