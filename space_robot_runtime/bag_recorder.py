@@ -18,7 +18,7 @@ from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, Qo
 from rosbags.rosbag2 import StoragePlugin, Writer
 
 from space_robot_nodes.lockstep_graph import TopicInfo
-from space_robot_nodes.message_types import typename_of
+from space_robot_nodes.message_types import RosbagsMessageTypes, typename_of
 
 BAG_VERSION = 8                       # Humble reads up to 8
 _DEFAULT_TIME = QosTime(0, 0)         # rmw "default" for deadline, lifespan, lease duration (= infinite)
@@ -55,6 +55,10 @@ class BagRecorder:
                 self.connections[name] = self.writer.add_connection(
                     name, info.msgtype, typestore=typestore,
                     offered_qos_profiles=[offered_qos(info.transient_local)])
+            # rosbags generates each type's serialiser on first use (~10 ms): do it now, not inside the run
+            warm = RosbagsMessageTypes(typestore)
+            for msgtype in sorted({info.msgtype for info in topics.values()}):
+                typestore.serialize_cdr(warm.new(msgtype), msgtype)
         self._last_ns: dict[tuple[str, str], int] = {}
         self.counts = dict.fromkeys(topics, 0)
         self._closed = False
