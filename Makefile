@@ -26,13 +26,15 @@ $(STAMP): setup.py setup.cfg package.xml $(CONSTRAINTS)
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/space-robot-sim --out $(OUT)
+	$(VENV)/bin/space-robot-sim --out $(OUT) --overwrite
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest
 
 bench: $(STAMP)
 	$(VENV)/bin/python bench/bench_step.py
+	$(VENV)/bin/python bench/bench_monitor.py
+	$(VENV)/bin/python bench/bench_graph.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

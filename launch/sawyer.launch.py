@@ -11,13 +11,12 @@ Gravity: the default scenario keeps Intera's gravity compensation on and gives t
 model (see config/scenarios/sawyer_lab.yaml). The holonomy monitor needs a free-floating model, which the
 bench arm is not: monitor:=true only with a scenario whose model floats.
 """
+from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
-
-from launch import LaunchDescription
 
 PACKAGE = "space_robot"
 

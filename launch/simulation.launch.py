@@ -6,14 +6,13 @@ The dynamics node paces simulated time on the wall clock and publishes /clock; e
 simulated time (use_sim_time). The target's robot_state_publisher runs in namespace `target` with
 frame_prefix `target/`, matched by the RViz RobotModel's TF Prefix `target`.
 """
+from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
-
-from launch import LaunchDescription
 
 PACKAGE = "space_robot"
 

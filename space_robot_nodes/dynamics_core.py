@@ -37,7 +37,7 @@ def applied_torques(simulator: Simulator) -> tuple[np.ndarray, np.ndarray]:
     Read from the simulator's latched command: Simulator.observe() also returns them but computes momentum
     and kinematics too, which is too slow for a 1 kHz joint_states stream.
     """
-    return simulator._arm_applied, simulator._wheel_applied
+    return simulator.applied_torques
 
 
 class DynamicsCore(NodeCore):

@@ -14,10 +14,9 @@ rclpy = pytest.importorskip("rclpy", reason="ROS 2 (rclpy) is not installed: the
 launch_testing = pytest.importorskip("launch_testing", reason="launch_testing (ROS 2) is not installed")
 
 from ament_index_python.packages import get_package_share_directory  # noqa: E402
+from launch import LaunchDescription  # noqa: E402
 from launch.actions import IncludeLaunchDescription  # noqa: E402
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
-
-from launch import LaunchDescription  # noqa: E402
 
 WAIT = 30.0        # s: xacro expansion, model building and DDS discovery on a slow CI machine
 EXPECTED = {       # topic -> (package.msg module, class)

@@ -165,6 +165,11 @@ class Simulator:
         return ydot
 
     # ---- outputs ----------------------------------------------------------------------------
+    @property
+    def applied_torques(self) -> tuple[np.ndarray, np.ndarray]:
+        """(arm, wheel) torques in N m applied over the last step, after limits; cheap, unlike observe()."""
+        return self._arm_applied, self._wheel_applied
+
     def observe(self) -> Observation:
         """Everything users plot or publish, computed from the current state."""
         s, model, data = self.state, self.model, self._obs_data
