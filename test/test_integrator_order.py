@@ -51,7 +51,7 @@ def attitude_error(integrator_cls, dt: float, reference: Rotation) -> float:
         return pin.aba(model, data, q, y, np.zeros(6))
 
     for _ in range(int(round(DURATION / dt))):
-        q, y = integrator.step(rhs, q, y, dt)
+        q, y, _ = integrator.step(rhs, q, y, dt)
     return (Rotation.from_quat(q[3:7]) * reference.inv()).magnitude()
 
 

@@ -58,7 +58,11 @@ class ManifoldRK4:
         return out
 
     def step(self, f: RightHandSide, q0: np.ndarray, y0: np.ndarray, dt: float):
-        """One step of x = (q, y), y = [v, z]: q' = v (through dexp^-1), y' = f(q, y)."""
+        """One step of x = (q, y), y = [v, z]: q' = v (through dexp^-1), y' = f(q, y).
+
+        Returns (q, y, dq): dq is the tangent increment with q = q0 (+) dq; for a one-DOF joint it is the
+        RK4 quadrature of its rate over the step, i.e. its exact angle change.
+        """
         model, nv = self.model, self.model.nv
         h = 0.5 * dt
         d1 = f(q0, y0)
@@ -75,8 +79,8 @@ class ManifoldRK4:
         d4 = f(pin.integrate(model, q0, xi), y4)
         k4 = self.dexp_inv(q0, xi, y4[:nv])
         sixth = dt / 6.0
-        q = pin.integrate(model, q0, sixth * (y0[:nv] + 2.0 * (k2 + k3) + k4))
-        return q, y0 + sixth * (d1 + 2.0 * (d2 + d3) + d4)
+        dq = sixth * (y0[:nv] + 2.0 * (k2 + k3) + k4)
+        return pin.integrate(model, q0, dq), y0 + sixth * (d1 + 2.0 * (d2 + d3) + d4), dq
 
 
 class SemiImplicitEuler:
@@ -88,8 +92,10 @@ class SemiImplicitEuler:
         self.model = model
 
     def step(self, f: RightHandSide, q0: np.ndarray, y0: np.ndarray, dt: float):
+        """Returns (q, y, dq) as ManifoldRK4.step."""
         y = y0 + dt * f(q0, y0)
-        return pin.integrate(self.model, q0, dt * y[:self.model.nv]), y
+        dq = dt * y[:self.model.nv]
+        return pin.integrate(self.model, q0, dq), y, dq
 
 
 INTEGRATORS = {ManifoldRK4.name: ManifoldRK4, SemiImplicitEuler.name: SemiImplicitEuler}

@@ -2,9 +2,12 @@
 
 Forward dynamics is Pinocchio's articulated-body algorithm: M(q) vdot + C(q, v) v + g(q) = tau
 (`pinocchio.aba`). Commands are held constant over a step (zero-order hold, as a digital controller).
-Auxiliary states integrated with the same scheme: `actuator_work` (J), the work of the commanded joint
-and wheel torques, and `dissipated_energy` (J), the energy taken by joint damping and friction, so
-that T(t) - T(0) = actuator_work - dissipated_energy (zero gravity) can be checked.
+Energy accounting, so that T(t) - T(0) = actuator_work - dissipated_energy (zero gravity) can be checked:
+- `actuator_work` (J): the work of the commanded joint and wheel torques. The torque is constant over a
+  step, so its work is tau . dq with dq the step's joint-angle increments (the integrator's own quadrature
+  of the rates): no extra state is integrated.
+- `dissipated_energy` (J): the energy taken by joint damping and friction, whose torque varies within a
+  step; an auxiliary state integrated with the same scheme, present only when dissipation is on.
 """
 from __future__ import annotations
 
@@ -82,16 +85,16 @@ class Simulator:
         self.data = self.model.createData()
         self._obs_data = self.model.createData()    # observations never disturb the integrator's data
         self.integrator = INTEGRATORS[settings.integrator](self.model)
-        self.layout = AuxLayout()
-        # _rhs returns zdot in this order: keep the two registrations first and together.
-        self.layout.add("actuator_work", 1)
-        self.layout.add("dissipated_energy", 1)
         self.dissipation = self._make_dissipation()
+        self.layout = AuxLayout()
+        if self.dissipation is not None:
+            self.layout.add("dissipated_energy", 1)   # _rhs returns its rate right after vdot
+        self._actuator_work = 0.0
         self._tau_cmd = np.zeros(self.model.nv)
         self._arm_applied = np.zeros(len(system.arm_joints))
         self._wheel_applied = np.zeros(len(system.wheel_joints))
-        self._arm_clipped = np.zeros(len(system.arm_joints))
-        self._wheel_saturated = np.zeros(len(system.wheel_joints), dtype=bool)
+        self._arm_command = np.zeros(len(system.arm_joints))
+        self._wheel_command = np.zeros(len(system.wheel_joints))
         self.state = SimState(0.0, system.neutral(), np.zeros(self.model.nv), np.zeros(self.layout.size),
                               self.layout)
         self.reset(q0, v0)
@@ -113,6 +116,7 @@ class Simulator:
         q = self.system.neutral() if q is None else checked_vector(q, self.model.nq, "q")
         v = np.zeros(self.model.nv) if v is None else checked_vector(v, self.model.nv, "v")
         q = pin.normalize(self.model, q.copy())
+        self._actuator_work = 0.0
         self.state = SimState(float(t), q, v.copy(), np.zeros(self.layout.size), self.layout)
 
     # ---- stepping ---------------------------------------------------------------------------
@@ -128,40 +132,40 @@ class Simulator:
         wheel = np.zeros(len(system.wheel_joints)) if wheel_torque is None else \
             checked_vector(wheel_torque, len(system.wheel_joints), "wheel_torque")
         arm_applied = np.minimum(np.maximum(arm, -system.arm_effort_limit), system.arm_effort_limit)
-        wheel_applied, wheel_sat = saturate_wheel_torque(wheel, self.state.v[system.wheel_v],
-                                                         system.wheel_max_torque, system.wheel_max_speed)
+        wheel_applied = saturate_wheel_torque(wheel, self.state.v[system.wheel_v], system.wheel_max_torque,
+                                              system.wheel_max_speed)
         self._tau_cmd[system.arm_v] = arm_applied     # other entries stay zero (set in __init__)
         self._tau_cmd[system.wheel_v] = wheel_applied
         self._arm_applied, self._wheel_applied = arm_applied, wheel_applied
-        self._arm_clipped, self._wheel_saturated = arm, wheel_sat   # flags are worked out in observe()
+        self._arm_command, self._wheel_command = arm, wheel   # saturation flags are worked out in observe()
 
     def step(self, arm_torque=None, wheel_torque=None) -> SimState:
         """Advance one dt with the given torques (see set_command); returns the new state."""
         self.set_command(arm_torque, wheel_torque)
         s, nv = self.state, self.model.nv
-        q, y = self.integrator.step(self._rhs, s.q, np.concatenate((s.v, s.z)), self.settings.dt)
+        y0 = s.v if self.dissipation is None else np.concatenate((s.v, s.z))
+        q, y, dq = self.integrator.step(self._rhs, s.q, y0, self.settings.dt)
         if not (np.isfinite(y).all() and np.isfinite(q).all()):
             # Never pass a NaN on: keep the last finite state and say why the step failed.
             raise SimulationDivergedError(s.t, np.flatnonzero(~np.isfinite(y[:nv])).tolist(),
                                           np.flatnonzero(~np.isfinite(q)).tolist())
+        self._actuator_work += float(self._tau_cmd @ dq)
         self.state = SimState(s.t + self.settings.dt, q, y[:nv], y[nv:], self.layout)
         return self.state
 
     def _rhs(self, q: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """ydot = [vdot, actuator power, dissipated power] at (q, y = [v, z]) under the latched command."""
-        model, nv, tau = self.model, self.model.nv, self._tau_cmd
-        v = y[:nv]
-        ydot = np.empty(nv + self.layout.size)
-        ydot[nv] = tau @ v
+        """ydot = vdot at (q, y = v) under the latched command; with dissipation on, y = [v, dissipated
+        energy] and ydot = [vdot, dissipated power]."""
         if self.dissipation is None:
-            ydot[nv + 1] = 0.0
-        else:
-            idx = self.dissipation.v_indices
-            tau_d = self.dissipation.torque(v)
-            ydot[nv + 1] = -(tau_d @ v[idx])
-            tau = tau.copy()
-            tau[idx] += tau_d
-        ydot[:nv] = pin.aba(model, self.data, q, v, tau)
+            return pin.aba(self.model, self.data, q, y, self._tau_cmd)
+        nv, idx = self.model.nv, self.dissipation.v_indices
+        v = y[:nv]
+        tau_d = self.dissipation.torque(v)
+        tau = self._tau_cmd.copy()
+        tau[idx] += tau_d
+        ydot = np.empty(nv + 1)
+        ydot[:nv] = pin.aba(self.model, self.data, q, v, tau)
+        ydot[nv] = -(tau_d @ v[idx])
         return ydot
 
     # ---- outputs ----------------------------------------------------------------------------
@@ -186,7 +190,8 @@ class Simulator:
             t=s.t, q=s.q.copy(), v=s.v.copy(), bases=bases,
             momentum=momentum_state(model, data, s.q, s.v),
             arm_torque=self._arm_applied.copy(), wheel_torque=self._wheel_applied.copy(),
-            saturated=np.concatenate([self._arm_applied != self._arm_clipped, self._wheel_saturated]),
-            actuator_work=float(s.aux("actuator_work")[0]),
-            dissipated_energy=float(s.aux("dissipated_energy")[0]),
+            saturated=np.concatenate([self._arm_applied != self._arm_command,
+                                      self._wheel_applied != self._wheel_command]),
+            actuator_work=self._actuator_work,
+            dissipated_energy=float(s.aux("dissipated_energy")[0]) if self.dissipation is not None else 0.0,
         )

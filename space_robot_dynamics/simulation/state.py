@@ -1,9 +1,9 @@
 """Simulation state on the Pinocchio configuration manifold, plus named auxiliary states.
 
 x = (q, v, z): q (nq) and v (nv) follow `SystemModel.ordering()`; z is a flat vector of auxiliary
-states integrated alongside (energy accounting now; flexible-link modal coordinates, motor angles of
-flexible joints later). Each auxiliary block is registered by name in an `AuxLayout`, so adding one
-does not reshape the public API: `state.aux("actuator_work")`.
+states integrated alongside (the energy dissipated by joint damping now; flexible-link modal
+coordinates, motor angles of flexible joints later). Each auxiliary block is registered by name in an
+`AuxLayout`, so adding one does not reshape the public API: `state.aux("dissipated_energy")`.
 """
 from __future__ import annotations
 
