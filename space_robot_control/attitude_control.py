@@ -48,11 +48,17 @@ def quaternion_multiply(a, b) -> tuple:
 
 def quaternion_error(orientation_xyzw: np.ndarray, setpoint_xyzw: np.ndarray) -> tuple[np.ndarray, float]:
     """Eq. (1): (e, angle): shortest-path error vector (bus frame, dimensionless) and error angle (rad)."""
-    qd_conj = (-float(setpoint_xyzw[0]), -float(setpoint_xyzw[1]), -float(setpoint_xyzw[2]), float(setpoint_xyzw[3]))
-    ex, ey, ez, ew = quaternion_multiply(qd_conj, [float(c) for c in orientation_xyzw])
+    ex, ey, ez, angle = _error_floats([float(c) for c in orientation_xyzw], [float(c) for c in setpoint_xyzw])
+    return np.array([ex, ey, ez]), angle
+
+
+def _error_floats(orientation_xyzw, setpoint_xyzw) -> tuple[float, float, float, float]:
+    """Eq. (1) on Python floats: (e_x, e_y, e_z, angle)."""
+    sx, sy, sz, sw = setpoint_xyzw
+    ex, ey, ez, ew = quaternion_multiply((-sx, -sy, -sz, sw), orientation_xyzw)
     sign = 1.0 if ew >= 0.0 else -1.0
     angle = 2.0 * math.atan2(math.sqrt(ex * ex + ey * ey + ez * ez), abs(ew))
-    return np.array([sign * ex, sign * ey, sign * ez]), angle
+    return sign * ex, sign * ey, sign * ez, angle
 
 
 def unit_quaternion(quat_xyzw, field: str = "setpoint") -> np.ndarray:
@@ -148,8 +154,33 @@ class AttitudeController:
         self.allocation = np.linalg.pinv(self.spin_axes)           # N x 3
         self.max_torque = np.broadcast_to(np.asarray(max_torque, dtype=float), (n,)).copy()
         self.max_speed = np.broadcast_to(np.asarray(max_speed, dtype=float), (n,)).copy()
+        for name, limit in (("max_torque", self.max_torque), ("max_speed", self.max_speed)):
+            if not np.all(limit > 0.0):
+                raise ConfigError(f"reaction_wheels.{name}", f"must be > 0 for every wheel, got {limit.tolist()}")
+        # The limits as Python floats: per-wheel tests on 3-4 wheels cost less in Python than in numpy.
+        self._limits = tuple(zip(self.max_speed.tolist(), self.max_torque.tolist()))
         self.gains = gains
         self.setpoint = None if setpoint_xyzw is None else unit_quaternion(setpoint_xyzw)
+
+    @property
+    def gains(self) -> AttitudeGains:
+        return self._gains
+
+    @gains.setter
+    def gains(self, gains: AttitudeGains) -> None:
+        self._gains = gains
+        # Eq. (2) and the allocation as one map (wheel_command): tau_w = -A^+ T = R [e; w; T_ff].
+        self._command_map = -self.allocation @ np.hstack((-gains.kp, -gains.kd, np.eye(3)))
+
+    @property
+    def setpoint(self) -> np.ndarray | None:
+        """Desired bus orientation (base_link -> world), (x, y, z, w), unit norm; None: not set yet."""
+        return self._setpoint
+
+    @setpoint.setter
+    def setpoint(self, quat_xyzw) -> None:
+        self._setpoint = None if quat_xyzw is None else np.asarray(quat_xyzw, dtype=float)
+        self._setpoint_floats = None if quat_xyzw is None else self._setpoint.tolist()
 
     def set_setpoint(self, quat_xyzw) -> None:
         """Desired bus orientation (base_link -> world), (x, y, z, w). CommandError if not a unit quaternion."""
@@ -180,8 +211,37 @@ class AttitudeController:
         if self.setpoint is None:
             raise CommandError("setpoint", "no attitude setpoint: call set_setpoint() first")
         e, angle = quaternion_error(orientation_xyzw, self.setpoint)
+        demanded = self._demanded(e, angular_velocity, feedforward_torque)
+        tau, scale, blocked = self.allocate(demanded, wheel_speed)
+        return AttitudeCommand(tau, -self.spin_axes @ tau, demanded, e, angle, scale, scale < 1.0, blocked)
+
+    def wheel_command(self, orientation_xyzw, angular_velocity, wheel_speed,
+                      feedforward_torque=None) -> tuple[np.ndarray, float, bool, np.ndarray]:
+        """update() for the control rate, without the fields only diagnostics need; all arguments as lists
+        of Python floats (units and frames as in update()). Returns (wheel_torque, error_angle,
+        torque_saturated, speed_saturated) as in AttitudeCommand (equal to round-off)."""
+        if self._setpoint_floats is None:
+            raise CommandError("setpoint", "no attitude setpoint: call set_setpoint() first")
+        ex, ey, ez, angle = _error_floats(orientation_xyzw, self._setpoint_floats)
+        ff = feedforward_torque if feedforward_torque is not None else [0.0, 0.0, 0.0]
+        tau = self._command_map.dot(np.array([ex, ey, ez] + angular_velocity + ff))
+        peak = 0.0
+        for speed, torque, (max_speed, max_torque) in zip(wheel_speed, tau.tolist(), self._limits):
+            if abs(speed) >= max_speed:      # rare: a wheel at its speed limit, see allocate()
+                return self._limited_command(np.array((ex, ey, ez)), angle, angular_velocity, wheel_speed, ff)
+            peak = max(peak, abs(torque) / max_torque)
+        if peak > 1.0:                       # one factor for all wheels keeps the direction of the bus torque
+            return tau * (1.0 / peak), angle, True, np.zeros(len(tau), dtype=bool)
+        return tau, angle, False, np.zeros(len(tau), dtype=bool)
+
+    def _limited_command(self, e, angle, angular_velocity, wheel_speed, feedforward_torque):
+        demanded = self._demanded(e, np.array(angular_velocity), np.array(feedforward_torque))
+        tau, scale, blocked = self.allocate(demanded, np.array(wheel_speed))
+        return tau, angle, scale < 1.0, blocked
+
+    def _demanded(self, e: np.ndarray, angular_velocity: np.ndarray, feedforward_torque) -> np.ndarray:
+        """Eq. (2): T (N m, bus frame)."""
         demanded = -self.gains.kp @ e - self.gains.kd @ angular_velocity
         if feedforward_torque is not None:
             demanded = demanded + feedforward_torque
-        tau, scale, blocked = self.allocate(demanded, wheel_speed)
-        return AttitudeCommand(tau, -self.spin_axes @ tau, demanded, e, angle, scale, scale < 1.0, blocked)
+        return demanded

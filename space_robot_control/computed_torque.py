@@ -23,6 +23,20 @@ the base's linear motion; eq. 6.6 is the resulting inverse-dynamics law. Here ba
 eliminated at once, and the wheel torques (the attitude loop's output) enter through the last term of (2).
 The elimination is exact for any momentum (non-zero momentum enters through h); with a computed torque
 and the same model, Pinocchio's forward dynamics (`pinocchio.aba`) returns a_c to round-off.
+
+At the control rate (ComputedTorqueStep) the same law is evaluated without forming H*, c* or M_pp^-1: with
+the Cholesky factorization M_pp = L L^T and
+
+    u = M_pp^-1 (h_p + M_pc a_c),   so that (1) reads  a_p = M_pp^-1 tau_p - u,               (4)
+
+the c rows of the dynamics give (2) as tau_c = M_cc a_c + M_cp a_p + h_c. Where tau_p acts on a few
+coordinates only (the wheels), M_pp^-1 tau_p needs only those columns of M_pp^-1. For a group o of passive
+coordinates ordered last (the bus rotation), K = (M_pp^-1)_oo maps forces on o to their accelerations, and
+its inverse, the apparent inertia of o, is read off the factor: with L_oo the last diagonal block of L,
+
+    K^-1 = L_oo L_oo^T                                                                         (5)
+
+(the last block of L^-1 is L_oo^-1, and the rows of L^-1 above it vanish in those columns).
 """
 from __future__ import annotations
 
@@ -30,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
+from scipy.linalg import lapack
 
 
 @dataclass
@@ -110,3 +125,88 @@ class FreeFloatingComputedTorque:
         """Clip to +-effort_limit (N m). Returns (applied torque, mask of clipped joints)."""
         applied = np.minimum(np.maximum(torque, -self.effort_limit), self.effort_limit)
         return applied, applied != torque
+
+
+class ComputedTorqueStep:
+    """Eqs. (1), (2), (4), (5) for one control step: one crba, one nonLinearEffects, and one LAPACK call
+    (dposv: Cholesky factorization of M_pp and solve with 1 + len(forced_v) right-hand sides).
+
+    dynamics: the split into controlled and passive coordinates (and the model). forced_v: v indices of the
+    passive coordinates on which forces are applied (the wheels); observed_v: v indices of passive
+    coordinates whose acceleration is to be cancelled (the bus rotation), ordered last in the elimination
+    for eq. (5). Use: solve(q, v, a_c), then cancelling_force() and torque(forces), which refer to the
+    state of the last solve().
+    """
+
+    def __init__(self, dynamics: FreeFloatingComputedTorque, forced_v=(), observed_v=()):
+        self.model = dynamics.model
+        self.data = self.model.createData()
+        passive = dynamics.passive
+        forced = _passive_subset(forced_v, passive, "forced_v")
+        observed = _passive_subset(observed_v, passive, "observed_v")
+        rest = passive[~np.isin(passive, observed)]
+        order = np.concatenate((rest, observed, dynamics.controlled)).astype(int)
+        nv, self._n_p = self.model.nv, len(passive)
+        # Flat indices of the permuted M (passive block first, observed last in it), of its passive block
+        # alone (contiguous, for LAPACK) and of the permuted h.
+        self._order = order
+        self._order2 = order[:, None] * nv + order[None, :]
+        self._order_pp = self._order2[:self._n_p, :self._n_p].copy()
+        self._observed = slice(self._n_p - len(observed), self._n_p)
+        self._lower = np.tril(np.ones((len(observed), len(observed))))   # dposv leaves M_pp above the diagonal
+        self._L_oo = np.zeros((len(observed), len(observed)))
+        # Right-hand sides [h_p + M_pc a_c | unit columns of the forced coordinates], Fortran order for LAPACK.
+        self._rhs = np.zeros((self._n_p, 1 + len(forced)), order="F")
+        position = {int(i): k for k, i in enumerate(order[:self._n_p])}
+        for j, i in enumerate(forced):
+            self._rhs[position[int(i)], 1 + j] = 1.0
+        self._rhs_drift = self._rhs[:, 0]           # a contiguous view (Fortran order)
+        self._acceleration = np.zeros(nv)          # [a_p | a_c] in the permuted order
+        self._passive_acceleration = self._acceleration[:self._n_p]
+        self._weights = np.zeros(1 + len(forced))  # a_p = [u | M_pp^-1 E_f] [-1; forces]
+        self._weights[0] = -1.0
+        self._factor = np.zeros((0, 0))
+        self._solution = np.zeros((self._n_p, self._rhs.shape[1]))
+        self._M = self._h = None
+
+    def solve(self, q: np.ndarray, v: np.ndarray, controlled_acceleration: np.ndarray) -> None:
+        """Factor M_pp(q) and solve eq. (4) at (q, v) for the controlled accelerations a_c (rad/s^2)."""
+        n_p = self._n_p
+        M_full = pin.crba(self.model, self.data, q)
+        M = M_full.take(self._order2)
+        h = pin.nonLinearEffects(self.model, self.data, q, v).take(self._order)
+        self._M, self._h = M, h
+        self._acceleration[n_p:] = controlled_acceleration
+        if n_p == 0:
+            return
+        np.dot(M[:n_p, n_p:], controlled_acceleration, out=self._rhs_drift)
+        self._rhs_drift += h[:n_p]
+        # M_pp is symmetric: its transpose is the same matrix in the Fortran order LAPACK works in place on.
+        factor, self._solution, info = lapack.dposv(M_full.take(self._order_pp).T, self._rhs, lower=1,
+                                                    overwrite_a=1)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"M_pp is not positive definite (LAPACK dposv info {info})")
+        self._factor = factor
+
+    def cancelling_force(self) -> np.ndarray:
+        """Forces on the observed coordinates that alone cancel their acceleration (eq. 1 with tau_p on them
+        only): K^-1 u_o = L_oo L_oo^T u_o by eq. (5), in the order of observed_v (N m for rotations)."""
+        o = self._observed
+        L_oo = np.multiply(self._factor[o, o], self._lower, out=self._L_oo)
+        return L_oo.dot(L_oo.T.dot(self._solution[o, 0]))
+
+    def torque(self, forces: np.ndarray | None = None) -> np.ndarray:
+        """Eq. (2) as the c rows of the dynamics: tau_c (order of the controlled coordinates) with `forces`
+        (order of forced_v; None: zero) acting on the forced coordinates and none on the other passive ones."""
+        weights = self._weights
+        weights[1:] = 0.0 if forces is None else forces
+        np.dot(self._solution, weights, out=self._passive_acceleration)
+        n_p = self._n_p
+        return self._M[n_p:].dot(self._acceleration) + self._h[n_p:]
+
+
+def _passive_subset(v_indices, passive: np.ndarray, field: str) -> np.ndarray:
+    indices = np.asarray(v_indices, dtype=int).reshape(-1)
+    if len(np.unique(indices)) != len(indices) or not np.isin(indices, passive).all():
+        raise ValueError(f"{field} must be distinct passive v indices, got {indices.tolist()}")
+    return indices

@@ -28,6 +28,7 @@ under-estimate of a peak (relative error below (pi / samples)^2 / 2, i.e. 3e-4 f
 """
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -110,11 +111,30 @@ def evaluate_quintic(c: np.ndarray, s) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 @dataclass
 class _Plan:
-    """Knot times (absolute, s) and per-segment quintic coefficients, shape (segments, 6, joints)."""
+    """Knot times (absolute, s) and per-segment quintic coefficients, shape (segments, 6, joints).
+
+    stacked (segments, 6, 3 joints): per segment the coefficients of [p | p' | p''] in powers of the local
+    time, so that one product with (1, s, ..., s^5) samples all three; start, final: positions held
+    before the start and after the end; knots: `times` as a list (bisect at the control rate).
+    """
 
     times: np.ndarray
     coeffs: np.ndarray
+    start: np.ndarray
     final: np.ndarray
+    stacked: np.ndarray
+    knots: list
+
+    @classmethod
+    def from_coefficients(cls, times: np.ndarray, coeffs: np.ndarray, final: np.ndarray) -> _Plan:
+        n = coeffs.shape[2]
+        stacked = np.zeros((coeffs.shape[0], 6, 3 * n))
+        stacked[:, :, :n] = coeffs
+        for k in range(5):                         # d/ds c_k s^k = k c_k s^(k-1)
+            stacked[:, k, n:2 * n] = (k + 1) * coeffs[:, k + 1]
+        for k in range(4):
+            stacked[:, k, 2 * n:] = (k + 1) * (k + 2) * coeffs[:, k + 2]
+        return cls(times, coeffs, coeffs[0, 0].copy(), final, stacked, times.tolist())
 
 
 class JointTrajectoryFollower:
@@ -134,33 +154,42 @@ class JointTrajectoryFollower:
         self._grid = np.linspace(0.0, 1.0, int(samples_per_segment) + 1)
         self._plan: _Plan | None = None
         self._hold: np.ndarray | None = None
+        self._held: np.ndarray | None = None       # [hold | 0 | 0], see sample_stacked()
 
     # ---- reference --------------------------------------------------------------------------
     def hold(self, positions) -> None:
         """Drop any trajectory and hold `positions` (rad, configured order) at rest."""
-        self._hold = _finite_vector(positions, len(self.joint_names), "positions")
+        self._set_hold(_finite_vector(positions, len(self.joint_names), "positions"))
         self._plan = None
+
+    def _set_hold(self, positions: np.ndarray) -> None:
+        self._hold = positions
+        self._held = np.concatenate((positions, np.zeros(2 * len(positions))))
 
     def sample(self, t: float) -> Reference:
         """The reference at time t (s). Before a trajectory's start and after its end: hold at rest."""
+        stacked, active = self.sample_stacked(t)
         n = len(self.joint_names)
-        if self._plan is None:
-            if self._hold is None:
-                raise CommandError("trajectory", "no reference yet: call hold() or set_trajectory() first")
-            return Reference(self._hold.copy(), np.zeros(n), np.zeros(n), False)
+        return Reference(stacked[:n], stacked[n:2 * n], stacked[2 * n:], active)
+
+    def sample_stacked(self, t: float) -> tuple[np.ndarray, bool]:
+        """The reference at time t (s) as one new vector [q_d | qdot_d | qddot_d] (3 n) and the active flag
+        (sample() without the per-field arrays, for the control rate)."""
         plan = self._plan
-        if t < plan.times[0]:
-            return Reference(plan.coeffs[0, 0].copy(), np.zeros(n), np.zeros(n), False)
-        if t >= plan.times[-1]:
-            return Reference(plan.final.copy(), np.zeros(n), np.zeros(n), False)
-        k = int(np.searchsorted(plan.times, t, side="right")) - 1
-        s = t - plan.times[k]
+        if plan is None:
+            if self._held is None:
+                raise CommandError("trajectory", "no reference yet: call hold() or set_trajectory() first")
+            return self._held.copy(), False
+        knots = plan.knots
+        if t < knots[0] or t >= knots[-1]:
+            n = len(self.joint_names)
+            held = np.zeros(3 * n)
+            held[:n] = plan.start if t < knots[0] else plan.final
+            return held, False
+        k = bisect.bisect_right(knots, t) - 1
+        s = t - knots[k]
         s2 = s * s
-        basis = np.array([[1.0, s, s2, s2 * s, s2 * s2, s2 * s2 * s],                   # p
-                          [0.0, 1.0, 2.0 * s, 3.0 * s2, 4.0 * s2 * s, 5.0 * s2 * s2],       # p'
-                          [0.0, 0.0, 2.0, 6.0 * s, 12.0 * s2, 20.0 * s2 * s]])              # p''
-        p, v, a = basis @ plan.coeffs[k]
-        return Reference(p, v, a, True)
+        return np.array((1.0, s, s2, s2 * s, s2 * s2, s2 * s2 * s)).dot(plan.stacked[k]), True
 
     def is_active(self, t: float) -> bool:
         return self._plan is not None and self._plan.times[0] < t < self._plan.times[-1]
@@ -212,7 +241,7 @@ class JointTrajectoryFollower:
         else:
             raise CommandError("points", f"cannot meet the limits by time scaling (the start state is fixed): {why}")
         self._plan = plan
-        self._hold = plan.final.copy()
+        self._set_hold(plan.final.copy())
         return TrajectoryReport(scale, float(plan.times[-1] - start), start, message)
 
     # ---- helpers ----------------------------------------------------------------------------
@@ -273,7 +302,7 @@ class JointTrajectoryFollower:
         b0 = np.vstack((a0, knots_a[:-1]))
         durations = np.diff(t)[:, None]
         coeffs = quintic_coefficients(p0, w0, b0, knots_q, knots_v, knots_a, durations)   # (6, seg, n)
-        return _Plan(t, np.ascontiguousarray(np.moveaxis(coeffs, 0, 1)), knots_q[-1].copy())
+        return _Plan.from_coefficients(t, np.ascontiguousarray(np.moveaxis(coeffs, 0, 1)), knots_q[-1].copy())
 
     def _rate_violation(self, plan: _Plan, q0: np.ndarray, offset: int) -> tuple[float, str]:
         """(ratio, explanation): ratio <= 1 when the plan is within the rate limits; else the time-scale

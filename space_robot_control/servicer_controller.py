@@ -16,9 +16,12 @@ One update (all quantities at time t, from the full model state (q, v)):
    does not reach, so the attitude loop sees a disturbance its feedback has to take).
 With `joint_tracking` off the arm gets zero torque and is modelled as passive; with `attitude_hold` off
 the wheels get zero torque.
+Steps 3-5 run as computed_torque.ComputedTorqueStep (eqs. 4-5 there: one Cholesky factorization per
+update, K^-1 read off the factor), which gives the same torques as ReducedDynamics to round-off.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,8 +30,8 @@ import pinocchio as pin
 from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.model.system_model import SystemModel
 
-from .attitude_control import AttitudeController, AttitudeGains, wheel_spin_axes
-from .computed_torque import FreeFloatingComputedTorque
+from .attitude_control import AttitudeController, AttitudeGains, quaternion_multiply, wheel_spin_axes
+from .computed_torque import ComputedTorqueStep, FreeFloatingComputedTorque
 from .controller_config import ControllerConfig, check_joint_list
 from .joint_trajectory import JointLimits, JointTrajectoryFollower, TrajectoryReport
 
@@ -82,6 +85,7 @@ class ServicerController:
             raise ConfigError("controller.modes", "attitude_hold needs reaction wheels; the model has none", src)
         self._arm_v = np.array([system.v_index(n) for n in self.arm_joints], dtype=int)
         self._wheel_v = np.array([system.v_index(n) for n in self.wheel_joints], dtype=int)
+        self._wheel_v_list = self._wheel_v.tolist()
         self._arm_q = np.array([self._revolute_q_index(n) for n in self.arm_joints], dtype=int)
 
         # Trajectory limits: URDF position and velocity limits, configured accelerations.
@@ -113,13 +117,20 @@ class ServicerController:
         controlled = self._arm_v if self.tracking else np.zeros(0, dtype=int)
         effort = model.effortLimit[self._arm_v]
         self.dynamics = FreeFloatingComputedTorque(model, controlled, effort if self.tracking else None)
-        self._wheel_p = np.array([self.dynamics.passive_index(i) for i in self._wheel_v], dtype=int)
 
         # Attitude: the bus is the base link of `bus_subtree`.
         self.attitude: AttitudeController | None = None
         self.bus_inertia = np.full((3, 3), np.nan)
+        self._feedforward = False
         if self.attitude_hold:
             self._setup_attitude(config)
+        # The control-rate evaluation: forces on the wheels (attitude hold), bus rotation cancelled (feed-forward).
+        self._step = ComputedTorqueStep(self.dynamics, self._wheel_v if self.attitude_hold else (),
+                                        range(self._bus_w.start, self._bus_w.stop) if self._feedforward else ())
+        n_arm = len(self.arm_joints)
+        self._gains = np.hstack((self.kp * np.eye(n_arm), self.kd * np.eye(n_arm)))   # a* - qdd_d = gains [e; e']
+        self._measured = np.zeros(2 * n_arm)                                          # [q_arm | v_arm]
+        self._no_acceleration = np.zeros(0)                  # the controlled accelerations with tracking off
         self._first = True
         self._last: tuple[float, np.ndarray, np.ndarray] | None = None
 
@@ -145,7 +156,7 @@ class ServicerController:
         first_w = joint.idx_v + (3 if bus.config.base_joint == "free_flyer" else 0)
         self._bus_w = slice(first_w, first_w + 3)
         self._bus_wp = np.array([self.dynamics.passive_index(i) for i in range(first_w, first_w + 3)], dtype=int)
-        self._mount = pin.Quaternion(model.jointPlacements[bus.root_joint_id].rotation)
+        self._mount = tuple(pin.Quaternion(model.jointPlacements[bus.root_joint_id].rotation).coeffs().tolist())
         axes = wheel_spin_axes(model, bus.root_joint_id, self.wheel_joints)
         # Apparent bus inertia K^-1 at the neutral pose (arm locked when tracking, limp otherwise): the
         # inertia the wheels turn, which sets the PD gains for the chosen bandwidth.
@@ -157,6 +168,7 @@ class ServicerController:
         index = [system.wheel_joints.index(n) for n in self.wheel_joints]
         self.attitude = AttitudeController(axes, system.wheel_max_torque[index], system.wheel_max_speed[index],
                                            gains, at.setpoint_xyzw)
+        self._feedforward = at.feedforward
 
     # ---- commands ---------------------------------------------------------------------------
     def set_trajectory(self, joint_names, points, start_time: float | None = None) -> TrajectoryReport:
@@ -182,71 +194,80 @@ class ServicerController:
 
     def bus_orientation(self, q: np.ndarray) -> np.ndarray:
         """Bus (base_link) orientation in the world frame, (x, y, z, w)."""
-        quat = self._mount * pin.Quaternion(q[self._bus_q][3], *q[self._bus_q][:3])
-        quat.normalize()
-        return quat.coeffs().copy()
+        return np.array(self._bus_orientation(q))
+
+    def _bus_orientation(self, q: np.ndarray) -> tuple:
+        """bus_orientation() as 4 Python floats: the mount rotation times the base joint's, normalized."""
+        x, y, z, w = quaternion_multiply(self._mount, q[self._bus_q].tolist())
+        norm = math.sqrt(x * x + y * y + z * z + w * w)
+        return x / norm, y / norm, z / norm, w / norm
 
     # ---- control step -----------------------------------------------------------------------
     def update(self, t: float, q, v) -> ControlOutput:
         """One control step at time t (s) from the full model state q (nq), v (nv) (SystemModel order)."""
         model = self.system.model
         t = _finite_time(t)
-        q = pin.normalize(model, _finite_state(q, model.nq, "q"))
+        q = pin.normalize(model, _finite_state(q, model.nq, "q", copy=False))     # normalize() returns a copy
         v = _finite_state(v, model.nv, "v")
-        q_arm, v_arm = q[self._arm_q], v[self._arm_v]
+        n_arm = len(self.arm_joints)
         if self._first:
-            self.follower.hold(q_arm)
+            self.follower.hold(q[self._arm_q])
             if self.attitude is not None and self.attitude.setpoint is None:
                 self.attitude.set_setpoint(self.bus_orientation(q))
             self._first = False
         self._last = (t, q, v)
 
-        ref = self.follower.sample(t)
-        n_arm = len(self.arm_joints)
-        a_star = ref.accelerations + self.kd * (ref.velocities - v_arm) + self.kp * (ref.positions - q_arm)
-        a_controlled = a_star if self.tracking else np.zeros(0)
-        reduced = self.dynamics.reduce(q, v)
-        passive_force = np.zeros(len(self.dynamics.passive))
+        # Reference [q_d | qdot_d | qddot_d] and errors [e | e'] = [q_d - q | qdot_d - qdot].
+        ref, active = self.follower.sample_stacked(t)
+        if self.tracking:
+            measured = self._measured
+            measured[:n_arm] = q[self._arm_q]
+            measured[n_arm:] = v[self._arm_v]
+            errors = ref[:2 * n_arm] - measured
+            a_star = ref[2 * n_arm:] + self._gains.dot(errors)       # qddot_d + Kp e + Kd e'
+        else:
+            a_star = self._no_acceleration
+        step = self._step
+        step.solve(q, v, a_star)
 
-        wheel_torque, angle = np.zeros(len(self.wheel_joints)), float("nan")
-        torque_sat, speed_sat = False, np.zeros(len(self.wheel_joints), dtype=bool)
+        wheel_torque = None
         if self.attitude is not None:
-            feedforward = None
-            if self.config.attitude_hold.feedforward:
-                alpha0 = reduced.passive_acceleration(a_controlled, passive_force)[self._bus_wp]
-                K = reduced.passive_inverse[self._bus_wp][:, self._bus_wp]
-                feedforward = -np.linalg.solve(K, alpha0)
-            cmd = self.attitude.update(self.bus_orientation(q), v[self._bus_w], v[self._wheel_v], feedforward)
-            wheel_torque, angle = cmd.wheel_torque, cmd.error_angle
-            torque_sat, speed_sat = cmd.torque_saturated, cmd.speed_saturated
-            passive_force[self._wheel_p] = wheel_torque
+            # Feed-forward T_ff = -K^-1 alpha_0 = K^-1 u_bus (computed_torque eqs. 4-5).
+            feedforward = step.cancelling_force().tolist() if self._feedforward else None
+            velocities = v.tolist()
+            wheel_torque, angle, torque_sat, speed_sat = self.attitude.wheel_command(
+                self._bus_orientation(q), velocities[self._bus_w], [velocities[i] for i in self._wheel_v_list],
+                feedforward)
+        else:
+            angle, torque_sat, speed_sat = float("nan"), False, np.zeros(len(self.wheel_joints), dtype=bool)
 
         if self.tracking:
-            arm_torque, arm_sat = self.dynamics.clip(reduced.torque(a_star, passive_force))
+            arm_torque, arm_sat = self.dynamics.clip(step.torque(wheel_torque))
+            error = errors[:n_arm]
+            error_max = max(map(abs, error.tolist()))
         else:
             arm_torque, arm_sat = np.zeros(n_arm), np.zeros(n_arm, dtype=bool)
-        if self.tracking:
-            error = ref.positions - q_arm
-            error_max = float(np.abs(error).max())
-        else:
             error, error_max = np.full(n_arm, np.nan), float("nan")
-        return ControlOutput(arm_torque, wheel_torque, ref.positions, error, error_max, ref.active, angle,
+        if wheel_torque is None:
+            wheel_torque = np.zeros(len(self.wheel_joints))
+        return ControlOutput(arm_torque, wheel_torque, ref[:n_arm], error, error_max, active, angle,
                              arm_sat, torque_sat, speed_sat)
 
 
 def _finite_time(t) -> float:
-    if isinstance(t, bool) or not isinstance(t, (int, float, np.floating, np.integer)) or not np.isfinite(t):
+    if isinstance(t, bool) or not isinstance(t, (int, float, np.floating, np.integer)) or not math.isfinite(t):
         raise CommandError("t", f"must be a finite time in s, got {t!r}")
     return float(t)
 
 
-def _finite_state(x, size: int, field: str) -> np.ndarray:
+def _finite_state(x, size: int, field: str, copy: bool = True) -> np.ndarray:
     try:
-        x = np.array(x, dtype=float)
+        x = np.array(x, dtype=float) if copy else np.asarray(x, dtype=float)
     except (TypeError, ValueError) as exc:
         raise CommandError(field, f"not a numeric vector: {exc}") from exc
     if x.shape != (size,):
         raise CommandError(field, f"expected {size} values, got shape {x.shape}")
-    if not np.all(np.isfinite(x)):
+    # x.x is non-finite when an entry is, or when finite entries overflow (rare; the full check settles it).
+    if not math.isfinite(x.dot(x)) and not np.all(np.isfinite(x)):
         raise CommandError(field, f"non-finite values at indices {np.flatnonzero(~np.isfinite(x)).tolist()}")
     return x
