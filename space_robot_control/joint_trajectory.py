@@ -130,9 +130,9 @@ class _Plan:
         n = coeffs.shape[2]
         stacked = np.zeros((coeffs.shape[0], 6, 3 * n))
         stacked[:, :, :n] = coeffs
-        for k in range(5):                         # d/ds c_k s^k = k c_k s^(k-1)
+        for k in range(5):                         # p' = sum_k (k + 1) c_(k+1) s^k
             stacked[:, k, n:2 * n] = (k + 1) * coeffs[:, k + 1]
-        for k in range(4):
+        for k in range(4):                         # p'' = sum_k (k + 1) (k + 2) c_(k+2) s^k
             stacked[:, k, 2 * n:] = (k + 1) * (k + 2) * coeffs[:, k + 2]
         return cls(times, coeffs, coeffs[0, 0].copy(), final, stacked, times.tolist())
 
