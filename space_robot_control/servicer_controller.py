@@ -233,7 +233,7 @@ class ServicerController:
         wheel_torque = None
         if self.attitude is not None:
             # Feed-forward T_ff = -K^-1 alpha_0 = K^-1 u_bus (computed_torque eqs. 4-5).
-            feedforward = step.cancelling_force().tolist() if self._feedforward else None
+            feedforward = step.cancelling_force() if self._feedforward else None
             velocities = v.tolist()
             wheel_torque, angle, torque_sat, speed_sat = self.attitude.wheel_command(
                 self._bus_orientation(q), velocities[self._bus_w], [velocities[i] for i in self._wheel_v_list],
