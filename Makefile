@@ -33,6 +33,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(VENV)/bin/python bench/bench_step.py
+	$(VENV)/bin/python bench/bench_controller.py
 	$(VENV)/bin/python bench/bench_monitor.py
 	$(VENV)/bin/python bench/bench_graph.py
 
