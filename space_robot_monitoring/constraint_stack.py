@@ -4,8 +4,8 @@ A constraint source has `rows` (int), `matrix(q)` -> (rows x nv), `derivative(q,
 the derivative d/de C(q (+) e u) along the Pinocchio velocity u, and `kernel_derivative(q, u)`, a matrix
 that equals derivative(q, u) when u and the vectors it is applied to satisfy the whole stack's constraint
 (what the mechanical connection needs; it may be cheaper), and `kernel_derivatives(q, directions)`, the same
-for every column of directions (nv x k) -> (k, rows, nv). See momentum_matrices.CentroidalMomentum,
-contact_constraint.WeldConstraint and contact_constraint.MomentumAndWeld.
+for every column u_i of directions (nv x k), side by side -> (rows, k nv), block i = kernel_derivative(q, u_i).
+See momentum_matrices.CentroidalMomentum, contact_constraint.WeldConstraint and contact_constraint.MomentumAndWeld.
 """
 from __future__ import annotations
 
@@ -32,4 +32,4 @@ class ConstraintStack:
     def kernel_derivatives(self, q: np.ndarray, directions: np.ndarray) -> np.ndarray:
         if len(self.sources) == 1:
             return self.sources[0].kernel_derivatives(q, directions)
-        return np.concatenate([s.kernel_derivatives(q, directions) for s in self.sources], axis=1)
+        return np.concatenate([s.kernel_derivatives(q, directions) for s in self.sources])

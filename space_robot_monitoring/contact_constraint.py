@@ -47,7 +47,8 @@ class WeldConstraint:
         return self.derivative(q, u)
 
     def kernel_derivatives(self, q: np.ndarray, directions: np.ndarray) -> np.ndarray:
-        return np.stack([self.derivative(q, directions[:, i]) for i in range(directions.shape[1])])
+        """derivative for each column of `directions` (nv x k), side by side: (6, k nv)."""
+        return np.concatenate([self.derivative(q, u) for u in directions.T] or [np.empty((6, 0))], axis=1)
 
 
 def support_mask(model: pin.Model, joint_id: int) -> np.ndarray:
@@ -72,13 +73,15 @@ class MomentumAndWeld:
 
     rows = 12
 
-    def __init__(self, model: pin.Model, frame_a: int, frame_b: int):
+    def __init__(self, model: pin.Model, frame_a: int, frame_b: int, momentum=None):
+        """momentum: a momentum_matrices.CentroidalMomentum whose Pinocchio data to share (the monitor reads
+        the kinematics at q from it after matrix(q)); a new one if None."""
         from .momentum_matrices import CentroidalMomentum
 
         self.model = model
-        self.momentum = CentroidalMomentum(model)
+        self.momentum = CentroidalMomentum(model) if momentum is None else momentum
         self.weld = WeldConstraint(model, frame_a, frame_b)
-        self.data = model.createData()
+        self.data = self.momentum.data
         self.mask = support_mask(model, self.weld.joint_b) - support_mask(model, self.weld.joint_a)
         self._zero = np.zeros(model.nv)
 
@@ -101,11 +104,14 @@ class MomentumAndWeld:
         return out
 
     def kernel_derivatives(self, q: np.ndarray, directions: np.ndarray) -> np.ndarray:
-        """kernel_derivative for each column of `directions` (nv x k): (k, 12, nv)."""
-        model, data, mask = self.model, self.data, self.mask
-        out = np.empty((directions.shape[1], 12, model.nv))
-        for i in range(directions.shape[1]):
-            out[i, :6] = pin.computeCentroidalMapTimeVariation(model, data, q, directions[:, i])
-            out[i, 6:] = data.dJ
-        out[:, 6:] *= mask
+        """kernel_derivative for each column of `directions` (nv x k), side by side: (12, k nv)."""
+        model, data, variation = self.model, self.data, pin.computeCentroidalMapTimeVariation
+        momentum, weld = [], []
+        for u in directions.T:
+            momentum.append(variation(model, data, q, u))     # a new array
+            weld.append(data.dJ.copy())                       # overwritten by the next call
+        out = np.concatenate((np.concatenate(momentum or [np.empty((6, 0))], axis=1),
+                              np.concatenate(weld or [np.empty((6, 0))], axis=1)))
+        weld_blocks = out[6:].reshape(6, -1, self.model.nv)       # a view: block i on axis 1
+        weld_blocks *= self.mask
         return out

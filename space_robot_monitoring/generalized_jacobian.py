@@ -16,6 +16,7 @@ joints than 6 (planar arms) the min(6, n) singular values are used: manipulabili
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,19 +29,25 @@ class GeneralizedJacobianFigures:
     manipulability: float           # their product: sqrt(det(Js Js^T)) (n >= 6) or sqrt(det(Js^T Js)) (n < 6)
 
 
-def generalized_jacobian(j_ee: np.ndarray, k: np.ndarray, fibre_v: np.ndarray, joint_v: np.ndarray,
-                         joint_columns: np.ndarray) -> np.ndarray:
-    """J* = J_m + J_f K restricted to `joint_columns` (indices into joint_v, the shape coordinates of K).
+def generalized_jacobian(j_ee: np.ndarray, k: np.ndarray, fibre_v: np.ndarray | slice, joint_v: np.ndarray | slice,
+                         joint_columns: np.ndarray | None = None) -> np.ndarray:
+    """J* = J_m + J_f K, restricted to `joint_columns` if given (indices into joint_v, the shape coordinates of K).
 
     j_ee: (6 x nv) end-effector Jacobian; k: (len(fibre_v) x len(joint_v)) connection.
     """
-    full = j_ee[:, joint_v] + j_ee[:, fibre_v] @ k
-    return full[:, joint_columns]
+    full = j_ee[:, joint_v] + j_ee[:, fibre_v].dot(k)
+    return full if joint_columns is None else full[:, joint_columns]
 
 
-def generalized_jacobian_figures(jstar: np.ndarray, prismatic: np.ndarray, length_scale: float
-                                 ) -> GeneralizedJacobianFigures:
-    scaled = jstar * np.where(prismatic, length_scale, 1.0)[None, :]
-    scaled[:3] /= length_scale
-    sv = np.linalg.svd(scaled, compute_uv=False)          # min(6, n) values
-    return GeneralizedJacobianFigures(jstar, sv, float(np.prod(sv)))
+def jacobian_scale(prismatic: np.ndarray, length_scale: float) -> np.ndarray:
+    """(6, n) factors that make J* dimensionless: linear rows / L, prismatic columns x L."""
+    scale = np.ones((6, len(prismatic)))
+    scale[:3] /= length_scale
+    scale[:, np.asarray(prismatic, dtype=bool)] *= length_scale
+    return scale
+
+
+def figures_from_singular_values(jstar: np.ndarray, singular_values: np.ndarray) -> GeneralizedJacobianFigures:
+    """singular_values: the min(6, n) singular values of jstar * jacobian_scale(...), decreasing."""
+    return GeneralizedJacobianFigures(jstar, singular_values, math.prod(singular_values.tolist()))
+

@@ -34,6 +34,7 @@ What each figure means (docs/holonomy.md has one paragraph and the equation for 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,13 +46,12 @@ from space_robot_dynamics.model.model_config import load_model_config
 from space_robot_dynamics.model.system_model import SystemModel
 
 from .contact_constraint import MomentumAndWeld
-from .generalized_jacobian import generalized_jacobian, generalized_jacobian_figures
-from .lie_algebra import skew
-from .mechanical_connection import CurvatureFigureMaker, Fibre, MechanicalConnection
+from .generalized_jacobian import figures_from_singular_values, generalized_jacobian, jacobian_scale
+from .mechanical_connection import CurvatureFigureMaker, CurvatureFigures, Fibre, MechanicalConnection
 from .momentum_matrices import CentroidalMomentum, ThesisMomentumModel
 from .monitor_settings import SECTION, MonitorSettings, load_monitor_settings
-from .system_partition import subtree_partition
-from .thesis_criterion import thesis_criteria_closed_form, thesis_criterion
+from .system_partition import index_or_slice, subtree_partition
+from .thesis_criterion import block_gram, closed_form_from_gram_inverse, thesis_criterion
 
 OK, WARN, ERROR = "OK", "WARN", "ERROR"
 _LEVEL_ORDER = {OK: 0, WARN: 1, ERROR: 2}
@@ -124,6 +124,10 @@ class MonitorReport:
         ]
 
 
+def _norm3(x: list) -> float:
+    return math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
+
+
 def _g(x: float) -> str:
     return f"{x:.6g}"
 
@@ -140,7 +144,6 @@ class HolonomyMonitor:
         self.settings = settings
         model = system.model
         self.model = model
-        self.data = model.createData()
         src = settings.source
         self.robot = subtree_partition(system, settings.robot_subtree, f"{SECTION}.robot_subtree")
         robot = self.robot
@@ -161,7 +164,7 @@ class HolonomyMonitor:
                 raise ConfigError(f"{SECTION}.target.grapple_frame", f"frame {settings.target.grapple_frame!r} "
                                   f"is not on the target {self.target.name!r}", src)
             self._connection_attached = MechanicalConnection(
-                model, [MomentumAndWeld(model, self.ee_frame, grapple)],
+                model, [MomentumAndWeld(model, self.ee_frame, grapple, self.centroidal)],
                 [Fibre(robot.root_joint_id, robot.base_v), Fibre(self.target.root_joint_id, self.target.base_v)],
                 robot.joint_v)
         self._connection_free = MechanicalConnection(model, [self.centroidal],
@@ -179,8 +182,14 @@ class HolonomyMonitor:
             self.jacobian_columns = np.array([position[v] for v in system.arm_v], dtype=int)
         else:
             self.jacobian_columns = np.arange(len(robot.joint_v))
-        self._all_joints = np.arange(len(robot.joint_v))
-        self._jacobian_prismatic = robot.prismatic[self.jacobian_columns]
+        self._base_v = index_or_slice(robot.base_v)
+        self._joint_v = index_or_slice(robot.joint_v)
+        self._jacobian_cols = index_or_slice(self.jacobian_columns)
+        self._jacobian_scale = jacobian_scale(robot.prismatic[self.jacobian_columns], self.length_scale)
+        self._n_jacobian_sv = min(6, len(self.jacobian_columns))
+        # end-effector speed capacity = sum_j v_ref,j (|J*_lin,j| / L + |J*_ang,j|)
+        self._contact_weights = np.outer([1.0 / self.length_scale, 1.0], self.reference_speed)
+        self._row_sums = np.kron(np.eye(2), np.ones(3))       # (2, 6): sums of rows 0:3 and 3:6
         self._modes = {False: self._mode([robot], self._connection_free)}
         if self.target is not None:
             self._modes[True] = self._mode([robot, self.target], self._connection_attached)
@@ -199,8 +208,15 @@ class HolonomyMonitor:
         if len(fibres) > 1:
             cols = np.r_[cols, np.ones(3), np.full(3, length)]
         figures = CurvatureFigureMaker(self.shape_scale, len(fibres), length, self.settings.rank_rtol)
-        return _Mode(roots, masses, mass, np.concatenate([f.all_v for f in fibres]), connection, figures,
-                     rows, cols[None, :])
+        # monitored velocities: the robot's (base, joints), then the target's base
+        monitored = np.concatenate([f.all_v for f in fibres])
+        # inversion stack: [C_f, blockdiag(Gram_linear, Gram_angular, identity)], both (6 nf)^2
+        square = np.zeros((2, 6 * len(fibres), 6 * len(fibres)))
+        square[1] = np.eye(6 * len(fibres))
+        # singular-value stack: B (6 x N), Y_h twice (3 x 3), J* (6 x n_jac)
+        width = max(len(cols), len(self.jacobian_columns))
+        return _Mode(roots, tuple(m / mass for m in masses), index_or_slice(monitored), connection, figures,
+                     rows * cols[None, :], square, np.zeros((4, 6, width)), np.eye(6))
 
     @classmethod
     def from_yaml(cls, path: str | Path, system: SystemModel | None = None) -> HolonomyMonitor:
@@ -219,7 +235,7 @@ class HolonomyMonitor:
 
     def reset(self) -> None:
         """Forget the momentum reference: the next update takes its momentum as the initial momentum."""
-        self._h0 = None
+        self._h0 = None             # momentum at the reference time t0 and at the previous cycle (6 floats)
         self._h_prev = None
         self._t0 = None
         self._t_prev = None
@@ -232,78 +248,80 @@ class HolonomyMonitor:
                 raise CommandError("attached", "no target is configured (holonomy_monitor.target)")
             self._attached = bool(attached)
             self.reset()        # the monitored set of bodies changed: new momentum reference
-        s, robot, model, data = self.settings, self.robot, self.model, self.data
+        s, data = self.settings, self.centroidal.data
         mode = self._modes[self._attached]
-        ag = self.centroidal.matrix(q)
-        # Subtree centres of mass: data.com[j] (j > 0) is expressed in joint j's frame, data.mass[j] in kg.
-        pin.centerOfMass(model, data, q)
-        pin.computeJointJacobians(model, data, q)
-        ee_position = pin.updateFramePlacement(model, data, self.ee_frame).translation
-        j_ee = pin.getFrameJacobian(model, data, self.ee_frame, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        connection = mode.connection
+        # One Pinocchio data for the whole pass: the constraint rows C(q) (A_G; while attached also the grasp
+        # rows, from data.J) leave the kinematics at q in it, and the connection's derivative calls keep them.
+        c = connection.matrix(q)
+        ag = c[:6]
+        ee_position = j_ee = None
+        if self._attached:      # B needs the hand's Jacobian; data.J is at q already (the grasp rows)
+            ee_position, j_ee = self._end_effector(data)
         thesis = self.thesis.compute(q, self._attached, ag, j_ee, ee_position)
-        placements = [data.oMi[j] for j in mode.roots]
-        local_coms = [data.com[j] for j in mode.roots]
-        com = sum(m * pl.act(c) for m, pl, c in zip(mode.masses, placements, local_coms)) / mode.mass
+        blocks = thesis.B.reshape(2, 3, -1)          # linear, angular rows: the two A of seed 004 sec. 4.2
 
-        # ---- momentum of the monitored bodies (about their own centre of mass) and its capacity
-        shift = skew(self.centroidal.data.com[0] - com)          # about the total CoM -> about `com`
-        h = ag[:, mode.cols] @ v[mode.cols]
-        h[3:] += shift @ h[:3]
-        joint_cols = ag[:, robot.joint_v]
-        joint_cols[3:] += shift @ joint_cols[:3]
-        joint_cols *= joint_cols
-        capacity = np.sqrt(joint_cols.reshape(2, 3, -1).sum(axis=1)) @ self.reference_speed   # (linear, angular)
-        if self._h0 is None:
-            self._h0, self._t0 = h.copy(), t
-            self._h_prev, self._t_prev = h.copy(), t
-        dh = h - self._h0
-        changes = np.stack((dh, h - self._h_prev)).reshape(2, 2, 3)
-        fractions = np.sqrt((changes * changes).sum(axis=2)) / capacity        # [[lin, ang] total, [lin, ang] jump]
-        frac_lin, frac_ang = float(fractions[0, 0]), float(fractions[0, 1])
-        jump_frac = float(fractions[1].max())
-        elapsed = t - self._t0
-        mean_wrench = dh / elapsed if elapsed > 0.0 else np.zeros(6)
-        self._h_prev, self._t_prev = h, t
-
-        # ---- seed 004 constraint matrix (eq. 2.32, dimensionless) and thesis Y_h (eqs. 4.1-4.16)
-        b_sv = np.linalg.svd(mode.b_row_scale * thesis.B * mode.b_col_scale, compute_uv=False)
-        b_rank = int(np.count_nonzero(b_sv > s.rank_rtol * b_sv[0]))
+        # ---- one inversion: C_f of the connection and the Gram blocks of the closed-form Y_h, stacked
+        square = mode.square.copy()
+        square[0] = connection.fibre_block(c)
+        square[1, :6, :6] = block_gram(blocks)
+        inverse = np.linalg.inv(square)
+        curvature = connection.pair_curvature(q, c, inverse[0])        # the derivative calls fill data.J
+        if not self._attached:
+            ee_position, j_ee = self._end_effector(data)
         if s.thesis_yh_method == "closed_form":
-            yh_lin, yh_ang = thesis_criteria_closed_form(thesis.B.reshape(2, 3, -1), s.rank_rtol)
+            yh, yh_scale = closed_form_from_gram_inverse(blocks, inverse[1, :6, :6])
+            yh_threshold = (s.rank_rtol * yh_scale).tolist()
+        else:                   # eqs. 4.8-4.16 literally, on request (config)
+            literal = [thesis_criterion(a, s.rank_rtol, s.thesis_yh_method) for a in blocks]
+            yh, yh_threshold = [r.Yh for r in literal], [r.threshold for r in literal]
+
+        com, com_jacobian = self._centre_of_mass(data, mode)
+        parts = mode.figures.parts(curvature.F, curvature.term_size, com_jacobian)
+
+        # ---- generalized Jacobian
+        jstar_all = generalized_jacobian(j_ee, curvature.K[:6], self._base_v, self._joint_v)
+        jstar = jstar_all[:, self._jacobian_cols]
+
+        # ---- singular values in two calls: B (dimensionless, eq. 2.32), Y_h linear and angular and the scaled J*,
+        # zero-padded to (6, width) (padding adds zero singular values only); the attitude curvature
+        stack = mode.svd_stack.copy()
+        np.multiply(thesis.B, mode.b_scale, out=stack[0, :, :mode.b_scale.shape[1]])
+        stack[1:3, :3, :3] = yh
+        np.multiply(jstar, self._jacobian_scale, out=stack[3, :, :jstar.shape[1]])
+        sv = np.linalg.svd(stack, compute_uv=False)
+        b_sv, jac_sv = sv[0], sv[3, :self._n_jacobian_sv]
+        (b_row, yh_lin_row, yh_ang_row) = sv[:3].tolist()
+        b_rank = sum(x > s.rank_rtol * b_row[0] for x in b_row)
+        yh_rank_lin = sum(x > yh_threshold[0] for x in yh_lin_row)
+        yh_rank_ang = sum(x > yh_threshold[1] for x in yh_ang_row)
+        if parts is not None:
+            figures = mode.figures.figures_from(parts, np.linalg.svd(parts.attitude, compute_uv=False))
         else:
-            yh_lin = thesis_criterion(thesis.linear, s.rank_rtol, s.thesis_yh_method)
-            yh_ang = thesis_criterion(thesis.angular, s.rank_rtol, s.thesis_yh_method)
+            figures = CurvatureFigures(np.zeros(3), 0, 0.0)
+        jac = figures_from_singular_values(jstar, jac_sv)
 
-        # ---- mechanical connection and curvature
-        curvature = mode.connection.compute(q)
-        com_jacobian = np.empty((3, 6 * len(placements)))        # [G_f]: fibre twists -> CoM velocity
-        for f, (m, pl, c) in enumerate(zip(mode.masses, placements, local_coms)):
-            rotation = pl.rotation * (m / mode.mass)
-            com_jacobian[:, 6 * f:6 * f + 3] = rotation
-            com_jacobian[:, 6 * f + 3:6 * f + 6] = rotation @ skew(-c)
-        figures = mode.figures.figures(curvature, com_jacobian)
+        # ---- momentum of the monitored bodies about their centre of mass, its change and its capacity
+        momenta, frac_lin, frac_ang, jump_frac = self._momentum(t, ag, v, mode, data.com[0].tolist(), com)
+        h, dh, mean_wrench = momenta       # (2, 3) each: linear, angular
 
-        # ---- generalized Jacobian and contact residual
-        jstar_all = generalized_jacobian(j_ee, curvature.K[:6], robot.base_v, robot.joint_v, self._all_joints)
-        jac = generalized_jacobian_figures(jstar_all[:, self.jacobian_columns], self._jacobian_prismatic,
-                                           self.length_scale)
+        # ---- contact residual
         contact = float("nan")
         if self._attached:
-            weld_rows = curvature.constraint_matrix[6:12]
-            contact = self._contact_residual(weld_rows @ v, ee_position, jstar_all)
+            contact = self._contact_residual(c[6:12] @ v, ee_position, jstar_all)
 
-        sigma_min = float(jac.singular_values[-1])
-        inverse_condition = sigma_min / float(jac.singular_values[0]) if jac.singular_values[0] > 0.0 else 0.0
+        sigma_min = float(jac_sv[-1])
+        inverse_condition = sigma_min / float(jac_sv[0]) if jac_sv[0] > 0.0 else 0.0
         level, message, interpretation = self._assess(frac_lin, frac_ang, jump_frac, mean_wrench, dh, figures,
                                                       inverse_condition, contact, self._attached)
         return MonitorReport(
             t=t, attached=self._attached, level=level, message=message, momentum_interpretation=interpretation,
-            linear_momentum=h[:3], angular_momentum=h[3:], linear_momentum_residual=dh[:3],
-            angular_momentum_residual=dh[3:], linear_residual_fraction=frac_lin, angular_residual_fraction=frac_ang,
-            momentum_jump_fraction=jump_frac, mean_external_force=mean_wrench[:3],
-            mean_external_torque=mean_wrench[3:], constraint_singular_values=b_sv, constraint_rank=b_rank,
-            thesis_yh_linear=yh_lin.Yh, thesis_yh_angular=yh_ang.Yh, thesis_yh_rank_linear=yh_lin.rank,
-            thesis_yh_rank_angular=yh_ang.rank, nonholonomy_rank=figures.nonholonomy_rank,
+            linear_momentum=h[0], angular_momentum=h[1], linear_momentum_residual=dh[0],
+            angular_momentum_residual=dh[1], linear_residual_fraction=frac_lin, angular_residual_fraction=frac_ang,
+            momentum_jump_fraction=jump_frac, mean_external_force=mean_wrench[0],
+            mean_external_torque=mean_wrench[1], constraint_singular_values=b_sv, constraint_rank=b_rank,
+            thesis_yh_linear=yh[0], thesis_yh_angular=yh[1], thesis_yh_rank_linear=yh_rank_lin,
+            thesis_yh_rank_angular=yh_rank_ang, nonholonomy_rank=figures.nonholonomy_rank,
             attitude_curvature_singular_values=figures.attitude_singular_values,
             linear_integrability_residual=figures.linear_residual,
             contact_residual=contact, jstar_singular_values=jac.singular_values,
@@ -311,13 +329,62 @@ class HolonomyMonitor:
             jstar_manipulability=jac.manipulability, jstar=jac.jacobian,
         )
 
+    def _centre_of_mass(self, data: pin.Data, mode: _Mode) -> tuple[list, np.ndarray]:
+        """The monitored bodies' centre of mass (world, m, 3 floats) and com_jacobian (3, 6 n_f) = [G_f], their
+        centre-of-mass velocity per fibre twist: G_f = (m_f / M) R_f [E_3, -[c_f x]] = (m_f / M) [R_f, [d_f x] R_f]
+        with d_f = p_f - c_f, c_f the fibre's subtree centre of mass (data.oYcrb, computed with A_G) and p_f its
+        origin, world.
+        Three-vectors in plain floats: a numpy call costs more than their arithmetic."""
+        com = [0.0, 0.0, 0.0]
+        rows = ([], [], [])
+        for root, share in zip(mode.roots, mode.mass_shares):
+            placement = data.oMi[root]
+            m0, m1, m2 = (placement.rotation * share).tolist()
+            c = data.oYcrb[root].lever.tolist()
+            dx, dy, dz = (p - c_i for p, c_i in zip(placement.translation.tolist(), c))
+            rows[0].extend(m0 + [dy * b - dz * a for a, b in zip(m1, m2)])
+            rows[1].extend(m1 + [dz * a - dx * b for a, b in zip(m0, m2)])
+            rows[2].extend(m2 + [dx * b - dy * a for a, b in zip(m0, m1)])
+            com = [x + share * c_i for x, c_i in zip(com, c)]
+        return com, np.array(rows)
+
+    def _momentum(self, t: float, ag: np.ndarray, v: np.ndarray, mode: _Mode, total_com: list, com: list):
+        """Momentum of the monitored bodies about `com` (A_G's angular rows are about the total centre of mass
+        `total_com`: L_com = L_G + (r_G - com) x p), its change since the reference, the largest one-cycle change
+        and the momentum capacity. Returns ((h, h - h0, (h - h0) / (t - t0)) as (3, 2, 3), linear fraction,
+        angular fraction, jump fraction)."""
+        dx, dy, dz = (a - b for a, b in zip(total_com, com))
+        px, py, pz, lx, ly, lz = ag[:, mode.cols].dot(v[mode.cols]).tolist()
+        h = [px, py, pz, lx + dy * pz - dz * py, ly + dz * px - dx * pz, lz + dx * py - dy * px]
+        # capacity: |column| of the shifted momentum map per joint (linear, angular rows), times the joint speeds
+        shift = mode.identity6.copy()
+        shift[3:, :3] = ((0.0, -dz, dy), (dz, 0.0, -dx), (-dy, dx, 0.0))
+        columns = shift.dot(ag[:, self._joint_v])
+        columns *= columns
+        cap_lin, cap_ang = np.sqrt(self._row_sums.dot(columns)).dot(self.reference_speed).tolist()
+        if self._h0 is None:
+            self._h0, self._h_prev, self._t0 = h, h, t
+        dh = [a - b for a, b in zip(h, self._h0)]
+        jump = [a - b for a, b in zip(h, self._h_prev)]
+        self._h_prev, self._t_prev = h, t
+        elapsed = t - self._t0
+        mean = [x / elapsed for x in dh] if elapsed > 0.0 else [0.0] * 6
+        return (np.array((h, dh, mean)).reshape(3, 2, 3), _norm3(dh[:3]) / cap_lin, _norm3(dh[3:]) / cap_ang,
+                max(_norm3(jump[:3]) / cap_lin, _norm3(jump[3:]) / cap_ang))
+
+    def _end_effector(self, data: pin.Data) -> tuple[np.ndarray, np.ndarray]:
+        """(origin in world, frame Jacobian LOCAL_WORLD_ALIGNED 6 x nv) of the end effector from data.J at q."""
+        model = self.model
+        position = pin.updateFramePlacement(model, data, self.ee_frame).translation
+        return position, pin.getFrameJacobian(model, data, self.ee_frame, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+
     # ---- pieces ---------------------------------------------------------------------------------
     def _checked(self, t, q, v):
         try:
             t = float(t)
         except (TypeError, ValueError) as exc:
             raise CommandError("t", f"not a number: {t!r}") from exc
-        if not np.isfinite(t):
+        if not math.isfinite(t):
             raise CommandError("t", f"must be finite, got {t}")
         if self._t_prev is not None and t <= self._t_prev:
             raise CommandError("t", f"must increase: got {t} after {self._t_prev}")
@@ -329,10 +396,12 @@ class HolonomyMonitor:
                 raise CommandError(name, f"not a numeric vector: {exc}") from exc
             if x.shape != (size,):
                 raise CommandError(name, f"expected {size} values, got shape {x.shape}")
-            if not np.all(np.isfinite(x)):
-                raise CommandError(name, f"non-finite values at indices {np.flatnonzero(~np.isfinite(x)).tolist()}")
+            if not math.isfinite(x.dot(x)):     # one product: NaN and inf propagate (indices only on failure)
+                bad = np.flatnonzero(~np.isfinite(x))
+                if len(bad):
+                    raise CommandError(name, f"non-finite values at indices {bad.tolist()}")
             out.append(x)
-        return pin.normalize(self.model, out[0].copy()), out[1], t
+        return pin.normalize(self.model, out[0]), out[1], t        # normalize returns a new vector
 
     def _auto_length_scale(self) -> float:
         """Distance from the base centroid to the end effector at the neutral configuration (the arm's reach)."""
@@ -363,14 +432,17 @@ class HolonomyMonitor:
         spatial: spatial twist of the grapple body minus that of the end-effector body (world, at the world
         origin); moved to the end-effector point: dv + dw x p_EE.
         """
-        lin = spatial[:3] + skew(spatial[3:]) @ ee_point
-        relative = np.sqrt(lin @ lin) / self.length_scale + np.sqrt(spatial[3:] @ spatial[3:])
+        vx, vy, vz, wx, wy, wz = spatial.tolist()        # six numbers: plain floats beat array calls
+        px, py, pz = ee_point.tolist()
+        lin = (vx + wy * pz - wz * py, vy + wz * px - wx * pz, vz + wx * py - wy * px)
+        relative = math.hypot(*lin) / self.length_scale + math.hypot(wx, wy, wz)
         columns = jstar_all * jstar_all
-        capacity = (np.sqrt(columns[:3].sum(axis=0)) / self.length_scale + np.sqrt(columns[3:].sum(axis=0)))
-        return float(relative / (capacity @ self.reference_speed))
+        norms = np.sqrt(np.add.reduce(columns.reshape(2, 3, -1), axis=1))     # (linear, angular) per joint
+        return relative / float(np.add.reduce(norms * self._contact_weights, axis=None))
 
     def _assess(self, frac_lin, frac_ang, jump_frac, mean_wrench, dh, figures, inverse_condition, contact,
                 attached):
+        """mean_wrench, dh: (2, 3), linear then angular."""
         s = self.settings
         level = OK
         findings = []
@@ -383,12 +455,12 @@ class HolonomyMonitor:
         parts = []
         if frac_lin > s.momentum_warn:
             raise_to(ERROR if frac_lin > s.momentum_error else WARN)
-            parts.append(f"linear momentum changed by {np.linalg.norm(dh[:3]):.3g} N s ({frac_lin:.2g} of capacity): "
-                         f"an external force acts (mean {np.linalg.norm(mean_wrench[:3]):.3g} N)")
+            parts.append(f"linear momentum changed by {np.linalg.norm(dh[0]):.3g} N s ({frac_lin:.2g} of capacity): "
+                         f"an external force acts (mean {np.linalg.norm(mean_wrench[0]):.3g} N)")
         if frac_ang > s.momentum_warn:
             raise_to(ERROR if frac_ang > s.momentum_error else WARN)
-            parts.append(f"angular momentum changed by {np.linalg.norm(dh[3:]):.3g} N m s ({frac_ang:.2g} of "
-                         f"capacity): an external torque acts (mean {np.linalg.norm(mean_wrench[3:]):.3g} N m)")
+            parts.append(f"angular momentum changed by {np.linalg.norm(dh[1]):.3g} N m s ({frac_ang:.2g} of "
+                         f"capacity): an external torque acts (mean {np.linalg.norm(mean_wrench[1]):.3g} N m)")
         if jump_frac > s.momentum_jump:
             raise_to(ERROR)
             parts.append(f"momentum jumped by {jump_frac:.2g} of capacity in one cycle: impact or contact event")
@@ -421,13 +493,14 @@ class HolonomyMonitor:
 @dataclass(frozen=True)
 class _Mode:
     roots: tuple            # root joint ids of the monitored free bodies (robot first)
-    masses: tuple           # their subtree masses, kg
-    mass: float
-    cols: np.ndarray        # v indices of the monitored bodies
+    mass_shares: tuple      # their subtree masses over the monitored mass
+    cols: np.ndarray | slice    # v indices of the monitored bodies
     connection: MechanicalConnection
     figures: CurvatureFigureMaker
-    b_row_scale: np.ndarray
-    b_col_scale: np.ndarray
+    b_scale: np.ndarray     # (6, N) factors making B dimensionless
+    square: np.ndarray      # template of the inversion stack (update)
+    svd_stack: np.ndarray   # zeros, template of the singular-value stack (update)
+    identity6: np.ndarray
 
 
 def _frame(model: pin.Model, name: str, field_name: str, source: str | None) -> int:

@@ -36,13 +36,16 @@ prismatic shape coordinate is measured in units of L.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
 
 from .constraint_stack import ConstraintStack
-from .lie_algebra import se3_bracket_pairs
+from .lie_algebra import bracket_constants, bracket_pairs
+from .system_partition import index_or_slice
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,17 @@ class ConnectionCurvature:
         return np.abs(self.dK) + np.abs(self.dK.transpose(1, 0, 2)) + np.abs(self.bracket)
 
 
+class PairCurvature(NamedTuple):
+    """The part of ConnectionCurvature the monitor publishes from, for the joint pairs i < j only (in
+    np.triu_indices order), components first: K (6 n_f, n_s); F (6 n_f, n_pairs), column p = F[i, j];
+    term_size (6 n_f, n_pairs), column p = term_size()[i, j]. Same arithmetic as ConnectionCurvature
+    (test_holonomy_curvature.py checks it)."""
+
+    K: np.ndarray
+    F: np.ndarray
+    term_size: np.ndarray
+
+
 class MechanicalConnection:
     """Computes ConnectionCurvature for constraints C = stacked `constraints` (objects with rows, matrix(q)
     and derivative(q, u), e.g. momentum_matrices.CentroidalMomentum and contact_constraint.WeldConstraint),
@@ -94,6 +108,18 @@ class MechanicalConnection:
         if self.constraints.rows != len(self.fibre_v):
             raise ValueError(f"{self.constraints.rows} constraint rows for {len(self.fibre_v)} fibre velocities: "
                              "the connection needs a square C_f")
+        # Index work done once: the fields X_i = (K_i, e_i) as rows (shape part constant), the se(3)
+        # structure constants of the fibres, and the columns of [dK, bracket] (see _terms) that the pairs i < j
+        # need: X_i(K_j), X_j(K_i), [K_i, K_j].
+        ns = len(self.shape_v)
+        self._fibre = index_or_slice(self.fibre_v)
+        self._shape = index_or_slice(self.shape_v)
+        self._fields = np.zeros((ns, model.nv))
+        self._fields[np.arange(ns), self.shape_v] = 1.0
+        self._constants = bracket_constants(len(self.fibres))
+        iu, ju = np.triu_indices(ns, 1)
+        self._pair_columns = np.concatenate((iu * ns + ju, ju * ns + iu, ns * ns + ju * ns + iu))
+        self._n_pairs = len(iu)
 
     def matrix(self, q: np.ndarray) -> np.ndarray:
         """C(q) (rows x nv)."""
@@ -102,20 +128,50 @@ class MechanicalConnection:
     def connection(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(K, C_f^-1, C) at q."""
         c = self.matrix(q)
-        cf_inv = np.linalg.inv(c[:, self.fibre_v])
-        return -cf_inv @ c[:, self.shape_v], cf_inv, c
+        cf_inv = np.linalg.inv(c[:, self._fibre])
+        return -cf_inv @ c[:, self._shape], cf_inv, c
+
+    def fibre_block(self, c: np.ndarray) -> np.ndarray:
+        """C_f, the columns of C(q) on the fibre velocities (square)."""
+        return c[:, self._fibre]
+
+    def _terms(self, q: np.ndarray, c: np.ndarray, cf_inverse: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """(K, terms) from C = C(q), terms (6 nf, 2 ns^2) with fibre components as rows:
+        terms[:, i ns + j] = X_i(K_j) and terms[:, ns^2 + j ns + i] = [K_i, K_j].
+
+        X_i(K_j) = -C_f^-1 X_i(C) (K_j; e_j) (module docstring), with the constraint sources' derivatives along
+        the fields X_i (their `kernel_derivatives`: the fields are allowed velocities). Plain 2-D products
+        throughout: these arrays are small, and each numpy call costs more than its arithmetic."""
+        k_map = -(np.linalg.inv(c[:, self._fibre]) if cf_inverse is None else cf_inverse)  # rows -> fibre twists
+        k = k_map.dot(c[:, self._shape])
+        fields = self._fields.copy()                        # (ns, nv), row i = X_i
+        fields[:, self._fibre] = k.T
+        ns, nv = fields.shape
+        derivatives = self.constraints.kernel_derivatives(q, fields.T)    # (rows, ns nv): block i = X_i(C)
+        rows = len(derivatives)
+        # [r, i, j] = (X_i(C) X_j)_r, then k_map applied to r
+        applied = derivatives.reshape(rows * ns, nv).dot(fields.T).reshape(rows, ns * ns)
+        return k, np.concatenate((k_map.dot(applied), bracket_pairs(k, self._constants)), axis=1)
 
     def compute(self, q: np.ndarray) -> ConnectionCurvature:
-        k, cf_inv, c = self.connection(q)
-        ns, nv = len(self.shape_v), self.model.nv
-        u = np.zeros((nv, ns))
-        u[self.fibre_v] = k
-        u[self.shape_v, np.arange(ns)] = 1.0
-        g = self.constraints.kernel_derivatives(q, u) @ u    # g[i] = X_i(C) U (U is allowed: kernel form)
-        dk = -(cf_inv @ g).transpose(0, 2, 1)         # dk[i, j] = X_i(K_j)
-        bracket = se3_bracket_pairs(k.T)              # (ns, ns, 6 nf)
+        c = self.matrix(q)
+        k, terms = self._terms(q, c, None)
+        ns = k.shape[1]
+        dk = terms[:, :ns * ns].T.reshape(ns, ns, -1)                        # [i, j] = X_i(K_j)
+        bracket = terms[:, ns * ns:].reshape(-1, ns, ns).transpose(2, 1, 0)   # [i, j] = [K_i, K_j]
         curvature = dk - dk.transpose(1, 0, 2) + bracket
         return ConnectionCurvature(k, dk, curvature, bracket, c)
+
+    def pair_curvature(self, q: np.ndarray, c: np.ndarray, cf_inverse: np.ndarray | None = None) -> PairCurvature:
+        """K, F[i, j] and the term size for i < j only (the monitor's per-cycle path), from C = matrix(q),
+        computed by the caller so that it can read the constraint sources' Pinocchio data at q in between,
+        and optionally C_f^-1 (inverted by the caller together with other matrices)."""
+        k, terms = self._terms(q, c, cf_inverse)
+        n = self._n_pairs
+        columns = terms.take(self._pair_columns, axis=1)                 # X_i K_j, X_j K_i, [K_i, K_j]
+        curvature = columns[:, :n] - columns[:, n:2 * n] + columns[:, 2 * n:]
+        np.abs(columns, out=columns)
+        return PairCurvature(k, curvature, columns[:, :n] + columns[:, n:2 * n] + columns[:, 2 * n:])
 
 
 @dataclass(frozen=True)
@@ -147,45 +203,74 @@ class CurvatureFigureMaker:
     """
 
     def __init__(self, shape_scale: np.ndarray, n_fibres: int, length_scale: float, rank_rtol: float):
-        ns = len(shape_scale)
-        iu, ju = np.triu_indices(ns, 1)
-        self.pairs = iu * ns + ju                                   # rows of F.reshape(ns * ns, -1)
-        self.pairs_transposed = ju * ns + iu
+        ns, nf6 = len(shape_scale), 6 * n_fibres
+        self.pairs = np.triu_indices(ns, 1)                         # (i, j), i < j
+        iu, ju = self.pairs
         fibre_scale = np.tile(np.r_[np.full(3, 1.0 / length_scale), np.ones(3)], n_fibres)
-        pair_scale = (shape_scale[iu] * shape_scale[ju])[:, None]
-        self.weight = pair_scale * fibre_scale[None, :]             # (n_pairs, 6 nf)
-        self.com_weight = pair_scale / length_scale
+        pair_scale = shape_scale[iu] * shape_scale[ju]
+        self.weight = fibre_scale[:, None] * pair_scale[None, :]   # (6 nf, n_pairs), components first
+        # com_jacobian columns times this, applied to the weighted F: pair_scale / L on the SI centre-of-mass
+        # velocity (linear parts are already divided by L in the weighted F, angular ones not)
+        self.com_column_scale = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / length_scale)], n_fibres)
+        # squares of [weighted term size (6 nf rows), scaled centre-of-mass velocity (3 rows)] summed into: the
+        # robot base's angular term size, the whole term size, the centre-of-mass velocity
+        self.square_sums = np.zeros((3, nf6 + 3))
+        self.square_sums[0, 3:6] = 1.0
+        self.square_sums[1, :nf6] = 1.0
+        self.square_sums[2, nf6:] = 1.0
         self.rank_rtol = rank_rtol
-        self.n_shape = ns
 
     def figures(self, result: ConnectionCurvature, com_jacobian: np.ndarray) -> CurvatureFigures:
-        """com_jacobian: (3 x 6 n_f), [G_1 ... G_nf] with cdot = sum_f G_f xi_f the velocity of the constrained
+        """pair_figures of a full ConnectionCurvature."""
+        iu, ju = self.pairs
+        return self.pair_figures(result.F[iu, ju].T, result.term_size()[iu, ju].T, com_jacobian)
+
+    def pair_figures(self, curvature: np.ndarray, term_size: np.ndarray, com_jacobian: np.ndarray
+                     ) -> CurvatureFigures:
+        """From F_ij and the term size for the pairs i < j ((6 n_f, n_pairs) each, components first, SI;
+        PairCurvature), and com_jacobian (see `parts`)."""
+        parts = self.parts(curvature, term_size, com_jacobian)
+        if parts is None:
+            return CurvatureFigures(np.zeros(3), 0, 0.0)
+        return self.figures_from(parts, np.linalg.svd(parts.attitude, compute_uv=False))
+
+    def parts(self, curvature: np.ndarray, term_size: np.ndarray, com_jacobian: np.ndarray) -> CurvatureParts | None:
+        """Everything but the singular values (None without joint pairs), so that a caller can compute those
+        with other matrices' in one call (then `figures_from`).
+
+        com_jacobian: (3 x 6 n_f), [G_1 ... G_nf] with cdot = sum_f G_f xi_f the velocity of the constrained
         system's centre of mass (world, m/s) produced by the fibre twists xi_f:
         G_f = (m_f / M) R_f [E_3, -[c_f x]] with m_f, c_f the mass and centre of mass (base frame) of the
         bodies that move with base f. The linear-momentum residual is |sum_f G_f F_ij^f|, the bracket's
         centre-of-mass velocity, zero when linear momentum is integrable (the centre-of-mass gauge of the
         module docstring, generalised to several fibres).
         """
-        if len(self.pairs) == 0:
-            return CurvatureFigures(np.zeros(3), 0, 0.0)
-        ns = self.n_shape
-        raw = result.F.reshape(ns * ns, -1)[self.pairs]                  # (n_pairs, 6 nf), SI
-        pairs_f = raw * self.weight
-        dk = np.abs(result.dK.reshape(ns * ns, -1))
-        size = (dk[self.pairs] + dk[self.pairs_transposed]
-                + np.abs(result.bracket.reshape(ns * ns, -1)[self.pairs])) * self.weight
-        size *= size
-        attitude_scale = np.sqrt(size[:, 3:6].sum(axis=1).max())
-        all_scale = np.sqrt(size.sum(axis=1).max())
-        att_sv = np.linalg.svd(pairs_f[:, 3:6], compute_uv=False)
-        com_velocity = (raw @ com_jacobian.T) * self.com_weight
-        residual = np.sqrt((com_velocity * com_velocity).sum(axis=1).max())
-        rtol = self.rank_rtol
-        return CurvatureFigures(
-            attitude_singular_values=att_sv,
-            nonholonomy_rank=int(np.count_nonzero(att_sv > rtol * attitude_scale)),
-            linear_residual=float(residual / all_scale) if all_scale > 0.0 else 0.0,
-        )
+        if curvature.shape[1] == 0:
+            return None
+        weighted = curvature * self.weight
+        squares = np.concatenate((term_size * self.weight, (com_jacobian * self.com_column_scale).dot(weighted)))
+        squares *= squares
+        # largest over the pairs of: attitude term size^2, term size^2, centre-of-mass velocity^2
+        sums = self.square_sums.dot(squares).tolist()
+        attitude_scale, all_scale, com_velocity = (math.sqrt(max(row)) for row in sums)
+        return CurvatureParts(weighted[3:6].T, self.rank_rtol * attitude_scale,
+                              com_velocity / all_scale if all_scale > 0.0 else 0.0)
+
+    @staticmethod
+    def figures_from(parts: CurvatureParts, attitude_singular_values: np.ndarray) -> CurvatureFigures:
+        threshold = parts.attitude_threshold
+        return CurvatureFigures(attitude_singular_values, sum(x > threshold for x in attitude_singular_values.tolist()),
+                                parts.linear_residual)
+
+
+class CurvatureParts(NamedTuple):
+    """CurvatureFigureMaker.parts: attitude (n_pairs, 3) (a transposed view), the robot base's scaled angular
+    curvature per pair, whose singular values are published; attitude_threshold, the rank threshold for them;
+    linear_residual."""
+
+    attitude: np.ndarray
+    attitude_threshold: float
+    linear_residual: float
 
 
 def curvature_figures(result: ConnectionCurvature, com_jacobians: list[np.ndarray], shape_scale: np.ndarray,

@@ -40,7 +40,7 @@ import pinocchio as pin
 from space_robot_dynamics.model.system_model import SystemModel
 
 from .lie_algebra import skew
-from .system_partition import SubtreePartition
+from .system_partition import SubtreePartition, index_or_slice
 
 THESIS_COLUMNS = ("V_b", "Omega_b", "qdot", "omega_t", "v_t")
 
@@ -76,12 +76,11 @@ class CentroidalMomentum:
         return pin.computeCentroidalMapTimeVariation(self.model, self.data, q, u)
 
     def kernel_derivatives(self, q: np.ndarray, directions: np.ndarray) -> np.ndarray:
-        """kernel_derivative for each column of `directions` (nv x k): (k, 6, nv)."""
-        model, data = self.model, self.data
-        out = np.empty((directions.shape[1], 6, model.nv))
-        for i in range(directions.shape[1]):
-            out[i] = pin.computeCentroidalMapTimeVariation(model, data, q, directions[:, i])
-        return out
+        """kernel_derivative for each column u_i of `directions` (nv x k), side by side: (6, k nv), block i."""
+        model, data, variation = self.model, self.data, pin.computeCentroidalMapTimeVariation
+        if directions.shape[1] == 0:
+            return np.empty((6, 0))
+        return np.concatenate([variation(model, data, q, u) for u in directions.T], axis=1)  # each call: a new array
 
 
 @dataclass(frozen=True)
@@ -136,55 +135,63 @@ class ThesisMomentumModel:
         self._template_robot[robot.joint_v, 6 + np.arange(n)] = 1.0
         self._template_target = np.zeros((self.model.nv, 12 + n))
         self._template_target[robot.joint_v, 6 + np.arange(n)] = 1.0
-        self._base_com_skew = skew(robot.base_com_local)
-        self._target_com_skew = skew(target.base_com_local) if target is not None else None
-
-    def momentum_about_base_centroid(self, q: np.ndarray, ag: np.ndarray | None = None) -> np.ndarray:
-        """H (6 x nv): [P; L about r_b] = H v, world axes. `ag`: A_G at q if already computed."""
-        if ag is None:
-            ag = self.centroidal.matrix(q)
-        data = self.centroidal.data     # oMi and com[0] are those of q (matrix() was called at q)
-        r_b = data.oMi[self.robot.root_joint_id].act(self.robot.base_com_local)
-        h = ag.copy()
-        h[3:] += skew(data.com[0] - r_b) @ ag[:3]
-        return h
+        self._robot_v = index_or_slice(robot.all_v)
+        # v rows of a free flyer from (velocity of its centroid c, angular velocity), world axes, with R its
+        # rotation: [[R^T, [c x] R^T], [0, R^T]] (v_lin = R^T (V - Omega x R c) = R^T V + [c x] R^T Omega,
+        # w = R^T Omega). Linear in R, so one product with a constant (36 x 9) map builds the 6x6 block.
+        self._base_block = _velocity_block_map(robot.base_com_local)
+        self._target_block = _velocity_block_map(target.base_com_local) if target is not None else None
+        self._eye3 = np.eye(3)
 
     def compute(self, q: np.ndarray, with_target: bool, ag: np.ndarray | None = None,
                 ee_jacobian: np.ndarray | None = None, ee_position: np.ndarray | None = None
                 ) -> ThesisMomentumMatrices:
-        """B and T at q. Optional inputs the caller may already have at q: `ag` from self.centroidal.matrix(q),
-        the end-effector frame Jacobian (LOCAL_WORLD_ALIGNED, 6 x nv) and its origin (world)."""
+        """B and T at q. Optional inputs the caller may already have at q: `ag` from self.centroidal.matrix(q)
+        (self.centroidal.data then holds the kinematics at q), the end-effector frame Jacobian
+        (LOCAL_WORLD_ALIGNED, 6 x nv) and its origin (world)."""
         model, data, robot = self.model, self.data, self.robot
-        h = self.momentum_about_base_centroid(q, ag)
-        base = self.centroidal.data.oMi[robot.root_joint_id]
-        n, b0 = self.n_joints, int(robot.base_v[0])
+        if ag is None:
+            ag = self.centroidal.matrix(q)
+        kinematics = self.centroidal.data
+        base = kinematics.oMi[robot.root_joint_id]
+        # A_G's angular rows are about the system centre of mass r_G, B's about the base centroid r_b:
+        # L_b = L_G + (r_G - r_b) x P, applied to the rows of A_G T (a left factor, so after the product).
+        shift = skew(kinematics.com[0] - base.act(robot.base_com_local))
+        b0 = int(robot.base_v[0])
         t_map = (self._template_target if with_target else self._template_robot).copy()
-        rt = base.rotation.T
-        # Base: v_lin = R^T (V_b - Omega_b x R c_b) = R^T V_b + [c_b x] R^T Omega_b,  w = R^T Omega_b.
-        t_map[b0:b0 + 3, 0:3] = rt
-        t_map[b0:b0 + 3, 3:6] = self._base_com_skew @ rt
-        t_map[b0 + 3:b0 + 6, 3:6] = rt
+        t_map[b0:b0 + 6, 0:6] = self._base_block.dot(base.rotation.ravel()).reshape(6, 6)
         if not with_target:
-            cols = robot.all_v
-            return ThesisMomentumMatrices(h[:, cols] @ t_map[cols], t_map, self.columns_robot, False)
+            b = ag[:, self._robot_v].dot(t_map[self._robot_v])
+            b[3:] += shift.dot(b[:3])
+            return ThesisMomentumMatrices(b, t_map, self.columns_robot, False)
         if self.target is None:
             raise ValueError("with_target=True needs a target subtree")
-        target = self.target
+        target, n = self.target, self.n_joints
         if ee_jacobian is None or ee_position is None:
             pin.computeJointJacobians(model, data, q)
             ee_position = pin.updateFramePlacement(model, data, self.ee_frame_id).translation
             ee_jacobian = pin.getFrameJacobian(model, data, self.ee_frame_id, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
-        # End-effector twist in world axes (origin velocity, angular velocity) in terms of theta_dot.
-        w_robot = ee_jacobian @ t_map                        # 6 x n_theta (target columns still zero)
-        tgt = self.centroidal.data.oMi[target.root_joint_id]
-        r_t = tgt.act(target.base_com_local)                 # target centroid, world
-        # Omega_t = Omega_EE + omega_t;  V_t = V_EE - [r_t/EE x] Omega_t + v_t (world).
-        omega_target = w_robot[3:]
-        omega_target[:, 6 + n:9 + n] = np.eye(3)
-        v_target = w_robot[:3] - skew(r_t - ee_position) @ omega_target
-        v_target[:, 9 + n:12 + n] += np.eye(3)
-        rtt = tgt.rotation.T
+        # Target centroid motion (world): Omega_t = Omega_EE + omega_t, V_t = V_EE - [r_t/EE x] Omega_t + v_t,
+        # from the end-effector twist (origin velocity, angular velocity) in terms of theta_dot.
+        motion = ee_jacobian.dot(t_map)                       # 6 x n_theta (target columns still zero)
+        motion[3:, 6 + n:9 + n] = self._eye3
+        tgt = kinematics.oMi[target.root_joint_id]
+        motion[:3] -= skew(tgt.act(target.base_com_local) - ee_position).dot(motion[3:])
+        motion[:3, 9 + n:12 + n] += self._eye3
         t0 = int(target.base_v[0])
-        t_map[t0 + 3:t0 + 6] = rtt @ omega_target
-        t_map[t0:t0 + 3] = rtt @ v_target + self._target_com_skew @ t_map[t0 + 3:t0 + 6]
-        return ThesisMomentumMatrices(h @ t_map, t_map, self.columns_target, True)
+        t_map[t0:t0 + 6] = self._target_block.dot(tgt.rotation.ravel()).reshape(6, 6).dot(motion)
+        b = ag.dot(t_map)
+        b[3:] += shift.dot(b[:3])
+        return ThesisMomentumMatrices(b, t_map, self.columns_target, True)
+
+
+def _velocity_block_map(com_local: np.ndarray) -> np.ndarray:
+    """(36, 9) M with M @ vec(R) = vec([[R^T, [c x] R^T], [0, R^T]]) (row-major vec), c = com_local."""
+    out = np.empty((36, 9))
+    c_skew = skew(com_local)
+    for e in range(9):
+        unit = np.zeros(9)
+        unit[e] = 1.0
+        rt = unit.reshape(3, 3).T
+        out[:, e] = np.block([[rt, c_skew @ rt], [np.zeros((3, 3)), rt]]).ravel()
+    return out

@@ -81,6 +81,14 @@ def subtree_partition(system: SystemModel, name: str, field: str = "subtree") ->
     )
 
 
+def index_or_slice(indices: np.ndarray) -> np.ndarray | slice:
+    """A slice when `indices` are consecutive (basic indexing: a view, and cheaper than fancy indexing)."""
+    indices = np.asarray(indices, dtype=int)
+    if len(indices) and np.array_equal(indices, np.arange(indices[0], indices[0] + len(indices))):
+        return slice(int(indices[0]), int(indices[0]) + len(indices))
+    return indices
+
+
 def _has_ancestor(model: pin.Model, joint_id: int, ancestor: int) -> bool:
     while joint_id > 0:
         if joint_id == ancestor:

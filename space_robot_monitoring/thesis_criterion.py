@@ -35,6 +35,7 @@ configuration. Use mechanical_connection.py (curvature) or frobenius.py to test 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -84,19 +85,54 @@ def thesis_criterion(A: np.ndarray, rank_rtol: float, method: str = "closed_form
     return YhResult(yh, sv, int(np.sum(sv > threshold)), float(threshold))
 
 
+def block_gram(blocks: np.ndarray) -> np.ndarray:
+    """blockdiag(A_1 A_1^T, ..., A_k A_k^T), (k m, k m), for blocks (k, m, N). Its inverse holds every
+    (A A^T)^-1 of the closed form, so one inversion serves all blocks (the monitor also stacks it with
+    other matrices to invert)."""
+    k, m, n = blocks.shape
+    flat = blocks.reshape(k * m, n)
+    gram = flat.dot(flat.T)
+    gram *= _block_mask(k, m)
+    return gram
+
+
+@lru_cache(maxsize=8)
+def _diagonal_blocks(k: int, m: int) -> np.ndarray:
+    """Flat indices of the k diagonal (m x m) blocks of a (k m, k m) matrix, (k, m, m)."""
+    rows = np.arange(k)[:, None, None] * m + np.arange(m)[None, :, None]
+    index = rows * (k * m) + (np.arange(k)[:, None, None] * m + np.arange(m)[None, None, :])
+    index.flags.writeable = False
+    return index
+
+
+@lru_cache(maxsize=8)
+def _block_mask(k: int, m: int) -> np.ndarray:
+    mask = np.kron(np.eye(k), np.ones((m, m)))
+    mask.flags.writeable = False
+    return mask
+
+
+def closed_form_from_gram_inverse(blocks: np.ndarray, gram_inverse: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(Y_h, scale) for blocks (k, m, N) given gram_inverse = inverse of block_gram(blocks):
+    Y_h (k, m, m) = A[:, :m]^T (A A^T)^-1 per block, and the rank scale (k,) = ||(A A^T)^-1||_F^(1/2), which
+    brackets ||A+||_2 = lambda_max((A A^T)^-1)^(1/2) within a factor m^(1/4) (see thesis_criteria_closed_form)."""
+    k, m, _ = blocks.shape
+    diagonal = gram_inverse.take(_diagonal_blocks(k, m))                          # (k, m, m)
+    yh = np.matmul(blocks[:, :, :m].transpose(0, 2, 1), diagonal)
+    diagonal *= diagonal
+    return yh, np.sqrt(np.sqrt(diagonal.reshape(k, m * m).dot(np.ones(m * m))))
+
+
 def thesis_criteria_closed_form(blocks: np.ndarray, rank_rtol: float) -> list[YhResult]:
     """thesis_criterion(A, rank_rtol, "closed_form") for each A in `blocks` (k, m, N), computed together.
 
-    The monitor calls this every cycle for the linear and the angular rows of B: one batched product, inverse
-    and singular value decomposition instead of four small calls each. The rank threshold uses the Frobenius
-    norm of (A A^T)^-1 for ||A+||^2 (within a factor sqrt(m) of it: irrelevant for a threshold set eight
-    orders of magnitude away from both the zero and the non-zero singular values).
+    The monitor computes the linear and the angular rows of B this way every cycle (block_gram and
+    closed_form_from_gram_inverse, with the inversion and the singular values batched with its other
+    matrices). The rank threshold uses the Frobenius norm of (A A^T)^-1 for ||A+||^2 (within a factor sqrt(m)
+    of it: irrelevant for a threshold set eight orders of magnitude away from both the zero and the non-zero
+    singular values).
     """
-    m = blocks.shape[1]
-    gram_inv = np.linalg.inv(blocks @ blocks.transpose(0, 2, 1))  # (k, m, m)
-    yh = blocks[:, :, :m].transpose(0, 2, 1) @ gram_inv
-    # ||A+||_2 = sqrt(lambda_max((A A^T)^-1)), bracketed within sqrt(m) by the Frobenius norm used here
-    scale = np.sqrt(np.sqrt((gram_inv * gram_inv).sum(axis=(1, 2))))
+    yh, scale = closed_form_from_gram_inverse(blocks, np.linalg.inv(block_gram(blocks)))
     sv = np.linalg.svd(yh, compute_uv=False)
     threshold = rank_rtol * scale
     ranks = np.count_nonzero(sv > threshold[:, None], axis=1)
