@@ -228,7 +228,10 @@ class ServicerController:
         else:
             a_star = self._no_acceleration
         step = self._step
-        step.solve(q, v, a_star)
+        try:
+            step.solve(q, v, a_star)
+        except np.linalg.LinAlgError as exc:   # M_pp not positive definite: only from an absurd state
+            raise CommandError("state", f"the mass matrix is not positive definite at this state ({exc})") from exc
 
         wheel_torque = None
         if self.attitude is not None:
@@ -250,6 +253,10 @@ class ServicerController:
             error, error_max = np.full(n_arm, np.nan), float("nan")
         if wheel_torque is None:
             wheel_torque = np.zeros(len(self.wheel_joints))
+        # A finite but absurd state (e.g. rates of 1e200 rad/s) overflows the bias forces: never pass a NaN on.
+        if not (math.isfinite(float(arm_torque.sum())) and math.isfinite(float(np.sum(wheel_torque)))):
+            raise CommandError("state", "the control law gives non-finite torques at this state (overflow from "
+                                        "absurd rates?); no command computed")
         return ControlOutput(arm_torque, wheel_torque, ref[:n_arm], error, error_max, active, angle,
                              arm_sat, torque_sat, speed_sat)
 
