@@ -35,7 +35,7 @@ What each figure means (docs/holonomy.md has one paragraph and the equation for 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -94,6 +94,17 @@ class MonitorReport:
     jstar_manipulability: float
     jstar: np.ndarray = field(repr=False)    # (6 x n) SI, end-effector frame origin twist, world axes
 
+    @classmethod
+    def of(cls, **values) -> MonitorReport:
+        """The report with every field given by keyword: the same object as MonitorReport(**fields), built by
+        filling its dict at once (the frozen __init__ sets the 28 fields one object.__setattr__ at a time, a
+        sizeable part of a monitor cycle)."""
+        if len(values) != len(_REPORT_FIELDS) or not _REPORT_FIELDS.issuperset(values):
+            raise TypeError(f"MonitorReport.of needs exactly the fields {sorted(_REPORT_FIELDS)}")
+        report = object.__new__(cls)
+        report.__dict__.update(values)
+        return report
+
     def key_values(self) -> list[tuple[str, str]]:
         """Flat (key, value) strings for diagnostic_msgs/KeyValue, in a fixed order."""
         contact = "n/a (not attached)" if not self.attached else _g(self.contact_residual)
@@ -124,6 +135,9 @@ class MonitorReport:
         ]
 
 
+_REPORT_FIELDS = frozenset(f.name for f in fields(MonitorReport))
+
+
 def _norm3(x: list) -> float:
     return math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
 
@@ -133,7 +147,7 @@ def _g(x: float) -> str:
 
 
 def _vec(x: np.ndarray) -> str:
-    return "[" + ", ".join(f"{v:.6g}" for v in np.ravel(x)) + "]"
+    return "[" + ", ".join([f"{v:.6g}" for v in np.ravel(x).tolist()]) + "]"      # Python floats format faster
 
 
 class HolonomyMonitor:
@@ -213,10 +227,11 @@ class HolonomyMonitor:
         # inversion stack: [C_f, blockdiag(Gram_linear, Gram_angular, identity)], both (6 nf)^2
         square = np.zeros((2, 6 * len(fibres), 6 * len(fibres)))
         square[1] = np.eye(6 * len(fibres))
-        # singular-value stack: B (6 x N), Y_h twice (3 x 3), J* (6 x n_jac)
+        # singular-value stack: B (6 x N), Y_h twice (3 x 3), J* (6 x n_jac), attitude Gram (3 x 3)
         width = max(len(cols), len(self.jacobian_columns))
-        return _Mode(roots, tuple(m / mass for m in masses), index_or_slice(monitored), connection, figures,
-                     rows * cols[None, :], square, np.zeros((4, 6, width)), np.eye(6))
+        shares = np.array(masses) / mass
+        return _Mode(roots, shares, np.repeat(shares, 6), index_or_slice(monitored), connection, figures,
+                     rows * cols[None, :], square, np.zeros((5, 6, width)), np.eye(6))
 
     @classmethod
     def from_yaml(cls, path: str | Path, system: SystemModel | None = None) -> HolonomyMonitor:
@@ -258,13 +273,13 @@ class HolonomyMonitor:
         ee_position = j_ee = None
         if self._attached:      # B needs the hand's Jacobian; data.J is at q already (the grasp rows)
             ee_position, j_ee = self._end_effector(data)
-        thesis = self.thesis.compute(q, self._attached, ag, j_ee, ee_position)
-        blocks = thesis.B.reshape(2, 3, -1)          # linear, angular rows: the two A of seed 004 sec. 4.2
+        b = self.thesis.constraint_matrix(self._attached, ag, j_ee, ee_position)     # eq. 2.32
+        blocks = b.reshape(2, 3, -1)          # linear, angular rows: the two A of seed 004 sec. 4.2
 
         # ---- one inversion: C_f of the connection and the Gram blocks of the closed-form Y_h, stacked
         square = mode.square.copy()
         square[0] = connection.fibre_block(c)
-        square[1, :6, :6] = block_gram(blocks)
+        block_gram(blocks, out=square[1, :6, :6])
         inverse = np.linalg.inv(square)
         curvature = connection.pair_curvature(q, c, inverse[0])        # the derivative calls fill data.J
         if not self._attached:
@@ -283,12 +298,14 @@ class HolonomyMonitor:
         jstar_all = generalized_jacobian(j_ee, curvature.K[:6], self._base_v, self._joint_v)
         jstar = jstar_all[:, self._jacobian_cols]
 
-        # ---- singular values in two calls: B (dimensionless, eq. 2.32), Y_h linear and angular and the scaled J*,
-        # zero-padded to (6, width) (padding adds zero singular values only); the attitude curvature
+        # ---- all singular values in one call: B (dimensionless, eq. 2.32), Y_h linear and angular, the scaled
+        # J* and the Gram matrix of the attitude curvature, zero-padded to (6, width) (padding adds zeros only)
         stack = mode.svd_stack.copy()
-        np.multiply(thesis.B, mode.b_scale, out=stack[0, :, :mode.b_scale.shape[1]])
+        np.multiply(b, mode.b_scale, out=stack[0, :, :mode.b_scale.shape[1]])
         stack[1:3, :3, :3] = yh
         np.multiply(jstar, self._jacobian_scale, out=stack[3, :, :jstar.shape[1]])
+        if parts is not None:
+            stack[4, :3, :3] = parts.attitude_gram
         sv = np.linalg.svd(stack, compute_uv=False)
         b_sv, jac_sv = sv[0], sv[3, :self._n_jacobian_sv]
         (b_row, yh_lin_row, yh_ang_row) = sv[:3].tolist()
@@ -296,13 +313,13 @@ class HolonomyMonitor:
         yh_rank_lin = sum(x > yh_threshold[0] for x in yh_lin_row)
         yh_rank_ang = sum(x > yh_threshold[1] for x in yh_ang_row)
         if parts is not None:
-            figures = mode.figures.figures_from(parts, np.linalg.svd(parts.attitude, compute_uv=False))
+            figures = mode.figures.figures_from(parts, mode.figures.attitude_singular_values(parts, sv[4]))
         else:
             figures = CurvatureFigures(np.zeros(3), 0, 0.0)
         jac = figures_from_singular_values(jstar, jac_sv)
 
         # ---- momentum of the monitored bodies about their centre of mass, its change and its capacity
-        momenta, frac_lin, frac_ang, jump_frac = self._momentum(t, ag, v, mode, data.com[0].tolist(), com)
+        momenta, frac_lin, frac_ang, jump_frac = self._momentum(t, ag, v, mode, (data.com[0] - com).tolist())
         h, dh, mean_wrench = momenta       # (2, 3) each: linear, angular
 
         # ---- contact residual
@@ -314,7 +331,7 @@ class HolonomyMonitor:
         inverse_condition = sigma_min / float(jac_sv[0]) if jac_sv[0] > 0.0 else 0.0
         level, message, interpretation = self._assess(frac_lin, frac_ang, jump_frac, mean_wrench, dh, figures,
                                                       inverse_condition, contact, self._attached)
-        return MonitorReport(
+        return MonitorReport.of(
             t=t, attached=self._attached, level=level, message=message, momentum_interpretation=interpretation,
             linear_momentum=h[0], angular_momentum=h[1], linear_momentum_residual=dh[0],
             angular_momentum_residual=dh[1], linear_residual_fraction=frac_lin, angular_residual_fraction=frac_ang,
@@ -329,31 +346,27 @@ class HolonomyMonitor:
             jstar_manipulability=jac.manipulability, jstar=jac.jacobian,
         )
 
-    def _centre_of_mass(self, data: pin.Data, mode: _Mode) -> tuple[list, np.ndarray]:
-        """The monitored bodies' centre of mass (world, m, 3 floats) and com_jacobian (3, 6 n_f) = [G_f], their
+    def _centre_of_mass(self, data: pin.Data, mode: _Mode) -> tuple[np.ndarray, np.ndarray]:
+        """The monitored bodies' centre of mass (world, m) and com_jacobian (3, 6 n_f) = [G_f], their
         centre-of-mass velocity per fibre twist: G_f = (m_f / M) R_f [E_3, -[c_f x]] = (m_f / M) [R_f, [d_f x] R_f]
         with d_f = p_f - c_f, c_f the fibre's subtree centre of mass (data.oYcrb, computed with A_G) and p_f its
-        origin, world.
-        Three-vectors in plain floats: a numpy call costs more than their arithmetic."""
-        com = [0.0, 0.0, 0.0]
-        rows = ([], [], [])
-        for root, share in zip(mode.roots, mode.mass_shares):
+        origin, world."""
+        blocks, coms = [], []
+        for root in mode.roots:
             placement = data.oMi[root]
-            m0, m1, m2 = (placement.rotation * share).tolist()
-            c = data.oYcrb[root].lever.tolist()
-            dx, dy, dz = (p - c_i for p, c_i in zip(placement.translation.tolist(), c))
-            rows[0].extend(m0 + [dy * b - dz * a for a, b in zip(m1, m2)])
-            rows[1].extend(m1 + [dz * a - dx * b for a, b in zip(m0, m2)])
-            rows[2].extend(m2 + [dx * b - dy * a for a, b in zip(m0, m1)])
-            com = [x + share * c_i for x, c_i in zip(com, c)]
-        return com, np.array(rows)
+            rotation = placement.rotation
+            coms.append(data.oYcrb[root].lever)
+            dx, dy, dz = (placement.translation - coms[-1]).tolist()
+            blocks += [rotation, np.array(((0.0, -dz, dy), (dz, 0.0, -dx), (-dy, dx, 0.0))).dot(rotation)]
+        com = coms[0] if len(coms) == 1 else mode.mass_shares_array.dot(coms)
+        return com, np.concatenate(blocks, axis=1) * mode.column_shares
 
-    def _momentum(self, t: float, ag: np.ndarray, v: np.ndarray, mode: _Mode, total_com: list, com: list):
-        """Momentum of the monitored bodies about `com` (A_G's angular rows are about the total centre of mass
-        `total_com`: L_com = L_G + (r_G - com) x p), its change since the reference, the largest one-cycle change
-        and the momentum capacity. Returns ((h, h - h0, (h - h0) / (t - t0)) as (3, 2, 3), linear fraction,
-        angular fraction, jump fraction)."""
-        dx, dy, dz = (a - b for a, b in zip(total_com, com))
+    def _momentum(self, t: float, ag: np.ndarray, v: np.ndarray, mode: _Mode, offset: list):
+        """Momentum of the monitored bodies about their centre of mass r (A_G's angular rows are about the total
+        centre of mass r_G: L = L_G + (r_G - r) x p, offset = r_G - r), its change since the reference, the
+        largest one-cycle change and the momentum capacity. Returns ((h, h - h0, (h - h0) / (t - t0)) as
+        (3, 2, 3), linear fraction, angular fraction, jump fraction). Six-vectors in plain floats."""
+        dx, dy, dz = offset
         px, py, pz, lx, ly, lz = ag[:, mode.cols].dot(v[mode.cols]).tolist()
         h = [px, py, pz, lx + dy * pz - dz * py, ly + dz * px - dx * pz, lz + dx * py - dy * px]
         # capacity: |column| of the shifted momentum map per joint (linear, angular rows), times the joint speeds
@@ -493,7 +506,8 @@ class HolonomyMonitor:
 @dataclass(frozen=True)
 class _Mode:
     roots: tuple            # root joint ids of the monitored free bodies (robot first)
-    mass_shares: tuple      # their subtree masses over the monitored mass
+    mass_shares_array: np.ndarray   # their subtree masses over the monitored mass
+    column_shares: np.ndarray       # the same per fibre-twist component (6 n_f)
     cols: np.ndarray | slice    # v indices of the monitored bodies
     connection: MechanicalConnection
     figures: CurvatureFigureMaker

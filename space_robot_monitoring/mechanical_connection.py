@@ -174,6 +174,10 @@ class MechanicalConnection:
         return PairCurvature(k, curvature, columns[:, :n] + columns[:, n:2 * n] + columns[:, 2 * n:])
 
 
+# Largest s_max / s_min for which singular values are taken from a Gram matrix (error ~ ratio^2 eps < 1e-13).
+GRAM_CONDITION_LIMIT = 30.0
+
+
 @dataclass(frozen=True)
 class CurvatureFigures:
     """What the monitor publishes from a ConnectionCurvature (all dimensionless, see `curvature_figures`).
@@ -253,8 +257,21 @@ class CurvatureFigureMaker:
         # largest over the pairs of: attitude term size^2, term size^2, centre-of-mass velocity^2
         sums = self.square_sums.dot(squares).tolist()
         attitude_scale, all_scale, com_velocity = (math.sqrt(max(row)) for row in sums)
-        return CurvatureParts(weighted[3:6].T, self.rank_rtol * attitude_scale,
+        attitude = weighted[3:6]
+        return CurvatureParts(attitude.T, attitude.dot(attitude.T), self.rank_rtol * attitude_scale,
                               com_velocity / all_scale if all_scale > 0.0 else 0.0)
+
+    @staticmethod
+    def attitude_singular_values(parts: CurvatureParts, gram_singular_values: np.ndarray) -> np.ndarray:
+        """The singular values of parts.attitude (A, n_pairs x 3) from the singular values of its Gram matrix
+        parts.attitude_gram = A^T A (which a caller can compute together with other matrices'): s = sqrt(s_G).
+        Squaring costs relative accuracy (s_max / s_min)^2 eps, so beyond a ratio GRAM_CONDITION_LIMIT (error
+        below 1e-13) they come from the SVD of A itself, whose small values (the ones that decide the rank)
+        are accurate to eps s_max."""
+        values = np.sqrt(gram_singular_values[:min(3, len(parts.attitude))])
+        if values[-1] * GRAM_CONDITION_LIMIT <= values[0]:
+            return np.linalg.svd(parts.attitude, compute_uv=False)
+        return values
 
     @staticmethod
     def figures_from(parts: CurvatureParts, attitude_singular_values: np.ndarray) -> CurvatureFigures:
@@ -265,10 +282,11 @@ class CurvatureFigureMaker:
 
 class CurvatureParts(NamedTuple):
     """CurvatureFigureMaker.parts: attitude (n_pairs, 3) (a transposed view), the robot base's scaled angular
-    curvature per pair, whose singular values are published; attitude_threshold, the rank threshold for them;
-    linear_residual."""
+    curvature per pair, whose singular values are published; attitude_gram, its Gram matrix (3 x 3);
+    attitude_threshold, the rank threshold for them; linear_residual."""
 
     attitude: np.ndarray
+    attitude_gram: np.ndarray
     attitude_threshold: float
     linear_residual: float
 

@@ -136,12 +136,45 @@ class ThesisMomentumModel:
         self._template_target = np.zeros((self.model.nv, 12 + n))
         self._template_target[robot.joint_v, 6 + np.arange(n)] = 1.0
         self._robot_v = index_or_slice(robot.all_v)
+        self._target_v = index_or_slice(target.base_v) if target is not None else None
         # v rows of a free flyer from (velocity of its centroid c, angular velocity), world axes, with R its
         # rotation: [[R^T, [c x] R^T], [0, R^T]] (v_lin = R^T (V - Omega x R c) = R^T V + [c x] R^T Omega,
         # w = R^T Omega). Linear in R, so one product with a constant (36 x 9) map builds the 6x6 block.
         self._base_block = _velocity_block_map(robot.base_com_local)
         self._target_block = _velocity_block_map(target.base_com_local) if target is not None else None
         self._eye3 = np.eye(3)
+
+    def constraint_matrix(self, with_target: bool, ag: np.ndarray, ee_jacobian: np.ndarray | None = None,
+                          ee_position: np.ndarray | None = None) -> np.ndarray:
+        """compute(...).B alone, without building T (the monitor's per-cycle path; equal to it up to round-off,
+        test_thesis_momentum_matrices.py). ag = self.centroidal.matrix(q), whose data then holds the kinematics
+        at q; with the target also the end-effector Jacobian (LOCAL_WORLD_ALIGNED) and origin at q.
+
+        With A_r, A_t the columns of A_G on the robot's and the target's velocities, T_r the robot rows of T
+        and P = A_t T_t the target's momentum per world twist of its centroid (T_t its 6x6 velocity block),
+        the target rows of T give A_t T_t W with W = S_w (J_EE T) + E, S_w = [[E_3, -[r_t/EE x]], [0, E_3]]
+        (compute()'s V_t and Omega_t) and E the unit blocks of omega_t, v_t. With Q = P S_w:
+            A_G T = (A_r + Q J_EE,r) T_r + [0 | Q[:, 3:6] (omega_t) | P[:, :3] (v_t)].
+        """
+        robot, kinematics = self.robot, self.centroidal.data
+        base = kinematics.oMi[robot.root_joint_id]
+        shift = skew(kinematics.com[0] - base.act(robot.base_com_local))
+        robot_cols = ag[:, self._robot_v]                                    # (6, 6 + n): base, joints
+        blocks = []
+        if with_target:
+            if self.target is None:
+                raise ValueError("with_target=True needs a target subtree")
+            target = self.target
+            tgt = kinematics.oMi[target.root_joint_id]
+            momentum = ag[:, self._target_v].dot(self._target_block.dot(tgt.rotation.ravel()).reshape(6, 6))  # P
+            lever = momentum[:, 3:] - momentum[:, :3].dot(skew(tgt.act(target.base_com_local) - ee_position))
+            robot_cols = robot_cols + np.concatenate((momentum[:, :3], lever), axis=1).dot(
+                ee_jacobian[:, self._robot_v])
+            blocks = [lever, momentum[:, :3]]
+        b = np.concatenate([robot_cols[:, :6].dot(self._base_block.dot(base.rotation.ravel()).reshape(6, 6)),
+                            robot_cols[:, 6:]] + blocks, axis=1)
+        b[3:] += shift.dot(b[:3])
+        return b
 
     def compute(self, q: np.ndarray, with_target: bool, ag: np.ndarray | None = None,
                 ee_jacobian: np.ndarray | None = None, ee_position: np.ndarray | None = None

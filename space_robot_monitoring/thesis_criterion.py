@@ -85,24 +85,13 @@ def thesis_criterion(A: np.ndarray, rank_rtol: float, method: str = "closed_form
     return YhResult(yh, sv, int(np.sum(sv > threshold)), float(threshold))
 
 
-def block_gram(blocks: np.ndarray) -> np.ndarray:
-    """blockdiag(A_1 A_1^T, ..., A_k A_k^T), (k m, k m), for blocks (k, m, N). Its inverse holds every
-    (A A^T)^-1 of the closed form, so one inversion serves all blocks (the monitor also stacks it with
-    other matrices to invert)."""
+def block_gram(blocks: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """blockdiag(A_1 A_1^T, ..., A_k A_k^T), (k m, k m), for blocks (k, m, N); written into `out` if given.
+    Its inverse holds every (A A^T)^-1 of the closed form, so one inversion serves all blocks (the monitor
+    also stacks it with other matrices to invert)."""
     k, m, n = blocks.shape
     flat = blocks.reshape(k * m, n)
-    gram = flat.dot(flat.T)
-    gram *= _block_mask(k, m)
-    return gram
-
-
-@lru_cache(maxsize=8)
-def _diagonal_blocks(k: int, m: int) -> np.ndarray:
-    """Flat indices of the k diagonal (m x m) blocks of a (k m, k m) matrix, (k, m, m)."""
-    rows = np.arange(k)[:, None, None] * m + np.arange(m)[None, :, None]
-    index = rows * (k * m) + (np.arange(k)[:, None, None] * m + np.arange(m)[None, None, :])
-    index.flags.writeable = False
-    return index
+    return np.multiply(flat.dot(flat.T), _block_mask(k, m), out=out)
 
 
 @lru_cache(maxsize=8)
@@ -115,12 +104,15 @@ def _block_mask(k: int, m: int) -> np.ndarray:
 def closed_form_from_gram_inverse(blocks: np.ndarray, gram_inverse: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(Y_h, scale) for blocks (k, m, N) given gram_inverse = inverse of block_gram(blocks):
     Y_h (k, m, m) = A[:, :m]^T (A A^T)^-1 per block, and the rank scale (k,) = ||(A A^T)^-1||_F^(1/2), which
-    brackets ||A+||_2 = lambda_max((A A^T)^-1)^(1/2) within a factor m^(1/4) (see thesis_criteria_closed_form)."""
-    k, m, _ = blocks.shape
-    diagonal = gram_inverse.take(_diagonal_blocks(k, m))                          # (k, m, m)
-    yh = np.matmul(blocks[:, :, :m].transpose(0, 2, 1), diagonal)
+    brackets ||A+||_2 = lambda_max((A A^T)^-1)^(1/2) within a factor m^(1/4) (see thesis_criteria_closed_form).
+
+    With the diagonal blocks G_i of gram_inverse (the rest masked to zero): [A_1[:, :m]^T ... A_k[:, :m]^T]
+    times blockdiag(G_1 .. G_k) is [Y_h,1 ... Y_h,k], one product for all blocks."""
+    k, m, n = blocks.shape
+    diagonal = gram_inverse * _block_mask(k, m)
+    yh = blocks.reshape(k * m, n)[:, :m].T.dot(diagonal).reshape(m, k, m).transpose(1, 0, 2)
     diagonal *= diagonal
-    return yh, np.sqrt(np.sqrt(diagonal.reshape(k, m * m).dot(np.ones(m * m))))
+    return yh, np.sqrt(np.sqrt(diagonal.reshape(k, m * k * m).dot(np.ones(m * k * m))))
 
 
 def thesis_criteria_closed_form(blocks: np.ndarray, rank_rtol: float) -> list[YhResult]:

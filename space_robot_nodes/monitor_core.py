@@ -35,33 +35,49 @@ MARKER_HEIGHT = 1.2        # m above the base-link origin (clear of the 1 m bus 
 MARKER_TEXT_SIZE = 0.08    # m, height of capital letters
 
 
-def _vector(name: str, size: int):
-    return [(f"{name}_{axis}", lambda r, i=i, name=name: getattr(r, name)[i])
+# The layout of holonomy/status: (label, value from a MonitorReport, size); vectors expand into one entry per
+# component. Units: N s, N m s (world frame, angular about the monitored bodies' centre of mass); fractions of
+# the momentum capacity; ranks.
+_STATUS_LAYOUT = (
+    ("level", lambda r: LEVELS[r.level], 1),
+    ("attached", lambda r: float(r.attached), 1),
+    ("linear_residual_fraction", lambda r: r.linear_residual_fraction, 1),
+    ("angular_residual_fraction", lambda r: r.angular_residual_fraction, 1),
+    ("momentum_jump_fraction", lambda r: r.momentum_jump_fraction, 1),
+    ("linear_momentum_residual", lambda r: r.linear_momentum_residual, 3),
+    ("angular_momentum_residual", lambda r: r.angular_momentum_residual, 3),
+    ("constraint_rank", lambda r: r.constraint_rank, 1),
+    ("constraint_singular_values", lambda r: r.constraint_singular_values, 6),
+    ("nonholonomy_rank", lambda r: r.nonholonomy_rank, 1),
+    ("thesis_yh_rank_linear", lambda r: r.thesis_yh_rank_linear, 1),
+    ("thesis_yh_rank_angular", lambda r: r.thesis_yh_rank_angular, 1),
+    ("jstar_sigma_min", lambda r: r.jstar_sigma_min, 1),
+    ("jstar_manipulability", lambda r: r.jstar_manipulability, 1),
+)
+
+
+def _expanded(label: str, get, size: int) -> list:
+    if size == 1:
+        return [(label, get)]
+    return [(f"{label}_{axis}", lambda r, i=i, get=get: get(r)[i])
             for i, axis in zip(range(size), "xyz" if size == 3 else range(size))]
 
 
-# (label, value from a MonitorReport): the layout of holonomy/status. Units: N s, N m s (world frame,
-# angular about the monitored bodies' centre of mass); fractions of the momentum capacity; ranks.
-STATUS_FIELDS = (
-    [("level", lambda r: LEVELS[r.level]),
-     ("attached", lambda r: float(r.attached)),
-     ("linear_residual_fraction", lambda r: r.linear_residual_fraction),
-     ("angular_residual_fraction", lambda r: r.angular_residual_fraction),
-     ("momentum_jump_fraction", lambda r: r.momentum_jump_fraction)]
-    + _vector("linear_momentum_residual", 3) + _vector("angular_momentum_residual", 3)
-    + [("constraint_rank", lambda r: r.constraint_rank)]
-    + _vector("constraint_singular_values", 6)
-    + [("nonholonomy_rank", lambda r: r.nonholonomy_rank),
-       ("thesis_yh_rank_linear", lambda r: r.thesis_yh_rank_linear),
-       ("thesis_yh_rank_angular", lambda r: r.thesis_yh_rank_angular),
-       ("jstar_sigma_min", lambda r: r.jstar_sigma_min),
-       ("jstar_manipulability", lambda r: r.jstar_manipulability)]
-)
+# (label, value from a MonitorReport) per entry of holonomy/status, in order
+STATUS_FIELDS = [field for label, get, size in _STATUS_LAYOUT for field in _expanded(label, get, size)]
 STATUS_LABEL = ",".join(label for label, _ in STATUS_FIELDS)
+_VECTOR_FIELDS = tuple((get, size > 1) for _, get, size in _STATUS_LAYOUT)
 
 
-def status_values(report: MonitorReport) -> np.ndarray:
-    return np.array([float(get(report)) for _, get in STATUS_FIELDS])
+def status_values(report: MonitorReport) -> list[float]:
+    """The entries of holonomy/status (STATUS_FIELDS) for one report: one getter per field, vectors whole."""
+    values = []
+    for get, vector in _VECTOR_FIELDS:
+        if vector:
+            values.extend(get(report).tolist())
+        else:
+            values.append(float(get(report)))
+    return values
 
 
 def read_monitor(data: dict, source: str | None, system: SystemModel) -> HolonomyMonitor:
@@ -95,6 +111,9 @@ class MonitorCore(NodeCore):
         self.add_publication(config.status, cv.FLOAT64_MULTI_ARRAY)
         self.add_publication(config.marker, MARKER)
         self.marker_frame = self.system.subtree(monitor.robot.name).base_link
+        self._marker_fields = self._constant_marker_fields()
+        self._marker_colours = {level: types.make("std_msgs/msg/ColorRGBA", r=r, g=g, b=b, a=1.0)
+                                for level, (r, g, b) in MARKER_COLOURS.items()}
         self.add_timer("monitor", 1.0 / config.rate, self.cycle, MONITOR)
 
     def _on_joint_state(self, msg) -> None:
@@ -113,16 +132,18 @@ class MonitorCore(NodeCore):
         self.publish(self.config.marker, self.marker(now, level, headline or message))
 
     def marker(self, now: float, level: int, text: str):
+        return self.types.new(MARKER, header=cv.header(self.types, now, self.marker_frame),
+                              color=self._marker_colours[level],
+                              text=f"holonomy monitor: {cv.LEVEL_NAMES[level]}\n{text}", **self._marker_fields)
+
+    def _constant_marker_fields(self) -> dict:
+        """The marker's fields that never change (sub-messages built once; no one mutates published messages)."""
         types = self.types
+        marker_class = types.cls(MARKER)
         pose = types.make("geometry_msgs/msg/Pose", position=cv.point(types, (0.0, 0.0, MARKER_HEIGHT)),
                           orientation=cv.quaternion(types, (0.0, 0.0, 0.0, 1.0)))
-        r, g, b = MARKER_COLOURS[level]
-        marker_class = types.cls(MARKER)
-        return types.new(MARKER, header=cv.header(types, now, self.marker_frame), ns=self.name, id=0,
-                         type=int(marker_class.TEXT_VIEW_FACING), action=int(marker_class.ADD), pose=pose,
-                         scale=cv.vector3(types, (0.0, 0.0, MARKER_TEXT_SIZE)),
-                         color=types.make("std_msgs/msg/ColorRGBA", r=r, g=g, b=b, a=1.0),
-                         text=f"holonomy monitor: {cv.LEVEL_NAMES[level]}\n{text}")
+        return dict(ns=self.name, id=0, type=int(marker_class.TEXT_VIEW_FACING), action=int(marker_class.ADD),
+                    pose=pose, scale=cv.vector3(types, (0.0, 0.0, MARKER_TEXT_SIZE)))
 
     def cycle(self, now: float) -> None:
         rejected = self.state.update()

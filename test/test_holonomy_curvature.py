@@ -14,7 +14,13 @@ from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_monitoring.contact_constraint import MomentumAndWeld, WeldConstraint
 from space_robot_monitoring.frobenius import finite_difference_derivative, involutivity_check
 from space_robot_monitoring.lie_algebra import VelocityBracket, se3_bracket, skew
-from space_robot_monitoring.mechanical_connection import Fibre, MechanicalConnection, curvature_figures
+from space_robot_monitoring.mechanical_connection import (
+    CurvatureFigureMaker,
+    CurvatureParts,
+    Fibre,
+    MechanicalConnection,
+    curvature_figures,
+)
 from space_robot_monitoring.momentum_matrices import CentroidalMomentum
 from space_robot_monitoring.system_partition import subtree_partition
 
@@ -265,3 +271,60 @@ def test_planar_and_spherical_brackets(joint, constraint, expected):
     row = np.array([constraint])
     check = involutivity_check(model, q, lambda qq: row, rank_rtol=RANK_RTOL)
     assert check.rank == expected
+
+
+@pytest.mark.parametrize("name,ee,grapple", CASES)
+def test_monitor_pair_path_equals_the_full_curvature(name, ee, grapple, thesis_system, servicer_system):
+    """The monitor's per-cycle path (MechanicalConnection.pair_curvature with the one-call-per-direction source,
+    CurvatureFigureMaker.parts then figures_from) gives the pairs i < j of the full ConnectionCurvature built
+    from separate momentum and weld sources, and the same figures. Same Pinocchio derivatives, products in
+    another order: round-off (1e-13 of the largest term), ranks equal."""
+    system = _system(name, thesis_system, servicer_system)
+    model = system.model
+    q = _grasp_configuration(system, ee, grapple, 6)
+    robot, target, _, _, free, with_target = _connections(system, ee, grapple)
+    fast_with_target = MechanicalConnection(
+        model, [MomentumAndWeld(model, model.getFrameId(ee), model.getFrameId(grapple))], with_target.fibres,
+        robot.joint_v)
+    data = model.createData()
+    pin.centerOfMass(model, data, q)
+    shape_scale = np.where(robot.prismatic, 2.0, 1.0)
+    for slow, fast, fibres in ((free, free, [robot]), (with_target, fast_with_target, [robot, target])):
+        full = slow.compute(q)
+        pairs = fast.pair_curvature(q, fast.matrix(q))
+        iu, ju = np.triu_indices(len(robot.joint_v), 1)
+        scale = np.abs(full.term_size()).max()
+        np.testing.assert_allclose(pairs.K, full.K, rtol=0, atol=1e-13 * np.abs(full.K).max())
+        np.testing.assert_allclose(pairs.F, full.F[iu, ju].T, rtol=0, atol=1e-13 * scale)
+        np.testing.assert_allclose(pairs.term_size, full.term_size()[iu, ju].T, rtol=0, atol=1e-13 * scale)
+        mass = sum(f.mass for f in fibres)
+        g = [f.mass / mass * data.oMi[f.root_joint_id].rotation
+             @ np.hstack((np.eye(3), -skew(data.com[f.root_joint_id]))) for f in fibres]
+        reference = curvature_figures(full, g, shape_scale, 2.0, 1e-8)
+        maker = CurvatureFigureMaker(shape_scale, len(fibres), 2.0, 1e-8)
+        parts = maker.parts(pairs.F, pairs.term_size, np.hstack(g))
+        figures = maker.figures_from(parts, np.linalg.svd(parts.attitude, compute_uv=False))
+        assert figures.nonholonomy_rank == reference.nonholonomy_rank == 3
+        np.testing.assert_allclose(figures.attitude_singular_values, reference.attitude_singular_values, rtol=1e-12)
+        assert figures.linear_residual < 1e-12 and reference.linear_residual < 1e-12
+
+
+def test_attitude_singular_values_from_the_gram_matrix():
+    """The monitor takes the attitude singular values from its Gram matrix A^T A (batched with its other SVDs):
+    to 1e-13 when s_max / s_min <= GRAM_CONDITION_LIMIT, and from the SVD of A itself beyond it. There the
+    Gram route would turn a zero singular value into ~1e-8 s_max (sqrt(eps)), right at the 1e-8 rank
+    threshold (a planar arm's attitude curvature has rank 1): the rank count below must come out exact."""
+    rng = np.random.default_rng(3)
+    u, _ = np.linalg.qr(rng.normal(size=(45, 3)))
+    v, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    for singular_values, exact in (((2.0, 0.7, 0.1), False), ((1.0, 0.5, 1e-3), True), ((1.0, 0.0, 0.0), True)):
+        attitude = u @ np.diag(singular_values) @ v
+        parts = CurvatureParts(attitude, attitude.T @ attitude, 1e-8, 0.0)
+        gram_values = np.linalg.svd(np.pad(parts.attitude_gram, ((0, 3), (0, 13))), compute_uv=False)
+        values = CurvatureFigureMaker.attitude_singular_values(parts, gram_values)
+        reference = np.linalg.svd(attitude, compute_uv=False)
+        if exact:
+            np.testing.assert_array_equal(values, reference)
+        else:
+            np.testing.assert_allclose(values, singular_values, rtol=1e-13)
+        assert np.count_nonzero(values > 1e-8) == np.count_nonzero(np.array(singular_values) > 0)

@@ -1,6 +1,8 @@
 """HolonomyMonitor: configuration, bad input, and what each published figure says in situations whose answer
 is known (conserved momentum in a simulation, an external force or impulse, a slipping grasp, a dynamic
 singularity)."""
+import dataclasses
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -9,9 +11,14 @@ from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.model.model_config import load_model_config
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.simulation.simulator import SimulationSettings, Simulator
-from space_robot_monitoring import ERROR, OK, WARN, HolonomyMonitor, load_monitor_settings
+from space_robot_monitoring import ERROR, OK, WARN, HolonomyMonitor, MonitorReport, load_monitor_settings
+from space_robot_monitoring.contact_constraint import WeldConstraint
+from space_robot_monitoring.lie_algebra import skew
+from space_robot_monitoring.mechanical_connection import Fibre, MechanicalConnection, curvature_figures
+from space_robot_monitoring.momentum_matrices import CentroidalMomentum, ThesisMomentumModel
 from space_robot_monitoring.monitor_settings import MonitorSettings, TargetSettings
 from space_robot_monitoring.system_partition import subtree_partition
+from space_robot_monitoring.thesis_criterion import thesis_criterion
 
 MONITOR_YAML = "config/monitor.yaml"
 SERVICER_POSE = (0.3, -0.6, 0.2, 1.2, -0.3, 0.8, 0.1)       # rad, a bent Sawyer pose away from singularities
@@ -257,3 +264,88 @@ def test_attach_resets_the_momentum_reference(servicer_monitor_inputs):
     assert monitor.update(0.1, q, v).linear_residual_fraction == 0.0
     held = monitor.update(0.2, q, v, attached=True)
     assert held.linear_residual_fraction == 0.0 and held.attached
+
+
+def _figures_the_long_way(system, monitor, q, v, attached):
+    """The report's figures recomputed from the building blocks one at a time, the way the docs define them:
+    B = H T (compute(), with the velocity map), Y_h by the literal eqs. 4.8-4.16, the full curvature from
+    separate momentum and weld sources, J* = J_m + J_b K, momentum about the monitored centre of mass."""
+    model, s = system.model, monitor.settings
+    robot = monitor.robot
+    fibres = [robot, monitor.target] if attached else [robot]
+    mass, length = sum(f.mass for f in fibres), monitor.length_scale
+    ee = monitor.ee_frame
+    thesis = ThesisMomentumModel(system, robot, monitor.target, ee).compute(q, attached)
+    cols = np.r_[np.full(3, length), np.ones(3), monitor.shape_scale] if not attached else \
+        np.r_[np.full(3, length), np.ones(3), monitor.shape_scale, np.ones(3), np.full(3, length)]
+    scaled = thesis.B * np.r_[np.full(3, 1 / (mass * length)), np.full(3, 1 / (mass * length ** 2))][:, None] * cols
+    yh = [thesis_criterion(a, s.rank_rtol, "augmented_svd") for a in (thesis.linear, thesis.angular)]
+    sources = [CentroidalMomentum(model)]
+    if attached:
+        sources.append(WeldConstraint(model, ee, model.getFrameId(s.target.grapple_frame)))
+    connection = MechanicalConnection(model, sources, [Fibre(f.root_joint_id, f.base_v) for f in fibres],
+                                      robot.joint_v)
+    curvature = connection.compute(q)
+    data = model.createData()
+    pin.centerOfMass(model, data, q)
+    pin.computeJointJacobians(model, data, q)
+    g = [f.mass / mass * data.oMi[f.root_joint_id].rotation
+         @ np.hstack((np.eye(3), -skew(data.com[f.root_joint_id]))) for f in fibres]
+    figures = curvature_figures(curvature, g, monitor.shape_scale, length, s.rank_rtol)
+    j_ee = pin.getFrameJacobian(model, data, ee, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+    jstar = (j_ee[:, robot.joint_v] + j_ee[:, robot.base_v] @ curvature.K[:6])[:, monitor.jacobian_columns]
+    com = sum(f.mass * data.oMi[f.root_joint_id].act(data.com[f.root_joint_id]) for f in fibres) / mass
+    ag = pin.computeCentroidalMap(model, data, q)
+    monitored = np.concatenate([f.all_v for f in fibres])
+    h = ag[:, monitored] @ v[monitored]
+    h[3:] += np.cross(data.com[0] - com, h[:3])
+    return dict(b_sv=np.linalg.svd(scaled, compute_uv=False), b_rank=np.linalg.matrix_rank(scaled), yh=yh,
+                figures=figures, jstar=jstar, h=h)
+
+
+@pytest.mark.parametrize("attached", [False, True])
+def test_report_equals_the_building_blocks_one_at_a_time(servicer_monitor_inputs, thesis_system, attached):
+    """The per-cycle pass (one Pinocchio data, one inversion, batched singular values, the closed-form Y_h and
+    the curvature pairs only) publishes what the building blocks give one at a time: ranks equal, values to
+    round-off (1e-10 relative: the Y_h closed form against the literal SVD/augmented-matrix route, which
+    agree to 1e-12 in test_thesis_criterion.py; everything else to ~1e-14)."""
+    servicer, q_servicer = servicer_monitor_inputs
+    rng = np.random.default_rng(11)
+    q_thesis = pin.integrate(thesis_system.model, thesis_system.neutral(),
+                             rng.normal(scale=0.5, size=thesis_system.model.nv))
+    for system, q, monitor in ((servicer, q_servicer, HolonomyMonitor.from_yaml(MONITOR_YAML, servicer)),
+                               (thesis_system, q_thesis, HolonomyMonitor(thesis_system, _thesis_settings()))):
+        v = rng.normal(scale=0.05, size=system.model.nv)
+        report = monitor.update(0.0, q, v, attached=attached)
+        long_way = _figures_the_long_way(system, monitor, q, v, attached)
+        np.testing.assert_allclose(report.constraint_singular_values, long_way["b_sv"], rtol=1e-12)
+        assert report.constraint_rank == long_way["b_rank"] == 6
+        for published, rank, literal in ((report.thesis_yh_linear, report.thesis_yh_rank_linear, long_way["yh"][0]),
+                                          (report.thesis_yh_angular, report.thesis_yh_rank_angular, long_way["yh"][1])):
+            np.testing.assert_allclose(published, literal.Yh, rtol=0, atol=1e-10 * np.abs(literal.Yh).max())
+            assert rank == literal.rank
+        figures = long_way["figures"]
+        assert report.nonholonomy_rank == figures.nonholonomy_rank == 3
+        np.testing.assert_allclose(report.attitude_curvature_singular_values, figures.attitude_singular_values,
+                                   rtol=1e-12)
+        assert report.linear_integrability_residual < 1e-12 and figures.linear_residual < 1e-12
+        np.testing.assert_allclose(report.jstar, long_way["jstar"], rtol=0, atol=1e-12 * np.abs(report.jstar).max())
+        h = np.concatenate((report.linear_momentum, report.angular_momentum))
+        np.testing.assert_allclose(h, long_way["h"], rtol=0, atol=1e-12 * np.abs(h).max())
+
+
+def test_report_of_is_the_dataclass(servicer_monitor_inputs):
+    """MonitorReport.of (the monitor's fast constructor) builds the same report as the dataclass __init__ and
+    refuses a missing or unknown field."""
+    system, q = servicer_monitor_inputs
+    report = HolonomyMonitor.from_yaml(MONITOR_YAML, system).update(0.0, q, np.zeros(system.model.nv))
+    values = {f.name: getattr(report, f.name) for f in dataclasses.fields(report)}
+    rebuilt = MonitorReport(**values)
+    assert rebuilt.key_values() == report.key_values() and vars(rebuilt).keys() == vars(report).keys()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.level = "OK"
+    values.pop("jstar")
+    with pytest.raises(TypeError):
+        MonitorReport.of(**values)
+    with pytest.raises(TypeError):
+        MonitorReport.of(**values, jstar=report.jstar, colour="red")

@@ -208,3 +208,27 @@ def test_mechanical_connection_from_centroidal_map_equals_joint_space_inertia_bl
     b, m = robot.base_v, robot.joint_v
     expected = -np.linalg.solve(h[np.ix_(b, b)], h[np.ix_(b, m)])
     np.testing.assert_allclose(k, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("with_target", [False, True])
+@pytest.mark.parametrize("seed", [7, 8])
+def test_monitor_constraint_matrix_equals_direct_sum_over_bodies(thesis_system, with_target, seed):
+    """The monitor's per-cycle B (ThesisMomentumModel.constraint_matrix: A_G with the target folded into the
+    robot columns, no velocity map T built) against the bodies of eqs. 2.3-2.12, and equal to compute()'s
+    B = H T: the same products in another order, so round-off (measured 3e-16 relative; 1e-14 allowed)."""
+    model = thesis_system.model
+    q = _random_configuration(thesis_system, seed)
+    robot, target = subtree_partition(thesis_system, "robot"), subtree_partition(thesis_system, "target")
+    ee = model.getFrameId("end_effector")
+    builder = ThesisMomentumModel(thesis_system, robot, target, ee)
+    ag = builder.centroidal.matrix(q)                 # leaves the kinematics at q in builder.centroidal.data
+    data = model.createData()
+    pin.computeJointJacobians(model, data, q)
+    position = pin.updateFramePlacement(model, data, ee).translation.copy()
+    jacobian = pin.getFrameJacobian(model, data, ee, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+    fast = builder.constraint_matrix(with_target, ag, jacobian, position)
+    bodies = ThesisBodies(thesis_system, q)
+    reference = np.column_stack([bodies.momentum(e, with_target) for e in np.eye(fast.shape[1])])
+    np.testing.assert_allclose(fast, reference, rtol=0, atol=RTOL * np.abs(reference).max())
+    expected = builder.compute(q, with_target).B
+    np.testing.assert_allclose(fast, expected, rtol=0, atol=1e-14 * np.abs(expected).max())
