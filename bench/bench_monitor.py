@@ -4,9 +4,11 @@ reaction wheels, nv = 22), robot alone and holding the target (combined momentum
 Each figure is printed with the ratio to a baseline measured in the same run: the Pinocchio calls the pass
 cannot avoid, made back to back with nothing else (centroidal map, centre of mass, joint Jacobians,
 end-effector Jacobian, and per joint the centroidal-map time variation, which also gives the joint-Jacobian
-time variations the grasp rows need). The difference is the numpy work that turns them into
-the published figures. key_values() (string formatting for diagnostic_msgs) is timed separately.
-Issue 4: floor 1 ms per pass, goal 200 us.
+time variations the grasp rows need; the pass itself reads the subtree centres of mass and the joint Jacobians
+from those same calls, so it makes slightly fewer). The difference is the numpy and Python work that turns them
+into the published figures. key_values() (string formatting for diagnostic_msgs) is timed separately.
+Issue 4: floor 1 ms per pass, goal 200 us. The machine's load moves these figures by 10-30 %: compare runs by
+the ratio, and take the best of several runs.
 
     python bench/bench_monitor.py [--passes N] [--repeats R]
 """

@@ -283,6 +283,8 @@ class HolonomyMonitor:
         inverse = np.linalg.inv(square)
         curvature = connection.pair_curvature(q, c, inverse[0])        # the derivative calls fill data.J
         if not self._attached:
+            if not len(self.robot.joint_v):     # no derivative calls: data.J is not there yet
+                pin.computeJointJacobians(self.model, data, q)
             ee_position, j_ee = self._end_effector(data)
         if s.thesis_yh_method == "closed_form":
             yh, yh_scale = closed_form_from_gram_inverse(blocks, inverse[1, :6, :6])

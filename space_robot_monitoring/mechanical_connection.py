@@ -90,6 +90,10 @@ class PairCurvature(NamedTuple):
     term_size: np.ndarray
 
 
+_CURVATURE_SIGNS = np.array([1.0, -1.0, 1.0])      # F_ij = X_i(K_j) - X_j(K_i) + [K_i, K_j]
+_ONES3 = np.ones(3)
+
+
 class MechanicalConnection:
     """Computes ConnectionCurvature for constraints C = stacked `constraints` (objects with rows, matrix(q)
     and derivative(q, u), e.g. momentum_matrices.CentroidalMomentum and contact_constraint.WeldConstraint),
@@ -168,10 +172,10 @@ class MechanicalConnection:
         and optionally C_f^-1 (inverted by the caller together with other matrices)."""
         k, terms = self._terms(q, c, cf_inverse)
         n = self._n_pairs
-        columns = terms.take(self._pair_columns, axis=1)                 # X_i K_j, X_j K_i, [K_i, K_j]
-        curvature = columns[:, :n] - columns[:, n:2 * n] + columns[:, 2 * n:]
+        columns = terms.take(self._pair_columns, axis=1).reshape(len(k), 3, n)   # X_i K_j, X_j K_i, [K_i, K_j]
+        curvature = np.matmul(_CURVATURE_SIGNS, columns)                           # (6 nf, n_pairs)
         np.abs(columns, out=columns)
-        return PairCurvature(k, curvature, columns[:, :n] + columns[:, n:2 * n] + columns[:, 2 * n:])
+        return PairCurvature(k, curvature, np.matmul(_ONES3, columns))
 
 
 # Largest s_max / s_min for which singular values are taken from a Gram matrix (error ~ ratio^2 eps < 1e-13).
