@@ -311,9 +311,10 @@ class HolonomyMonitor:
         sv = np.linalg.svd(stack, compute_uv=False)
         b_sv, jac_sv = sv[0], sv[3, :self._n_jacobian_sv]
         (b_row, yh_lin_row, yh_ang_row) = sv[:3].tolist()
-        b_rank = sum(x > s.rank_rtol * b_row[0] for x in b_row)
-        yh_rank_lin = sum(x > yh_threshold[0] for x in yh_lin_row)
-        yh_rank_ang = sum(x > yh_threshold[1] for x in yh_ang_row)
+        b_threshold, (yh_lin_threshold, yh_ang_threshold) = s.rank_rtol * b_row[0], yh_threshold
+        b_rank = len([x for x in b_row if x > b_threshold])
+        yh_rank_lin = len([x for x in yh_lin_row if x > yh_lin_threshold])
+        yh_rank_ang = len([x for x in yh_ang_row if x > yh_ang_threshold])
         if parts is not None:
             figures = mode.figures.figures_from(parts, mode.figures.attitude_singular_values(parts, sv[4]))
         else:
@@ -360,8 +361,11 @@ class HolonomyMonitor:
             coms.append(data.oYcrb[root].lever)
             dx, dy, dz = (placement.translation - coms[-1]).tolist()
             blocks += [rotation, np.array(((0.0, -dz, dy), (dz, 0.0, -dx), (-dy, dx, 0.0))).dot(rotation)]
-        com = coms[0] if len(coms) == 1 else mode.mass_shares_array.dot(coms)
-        return com, np.concatenate(blocks, axis=1) * mode.column_shares
+        jacobian = np.concatenate(blocks, axis=1)
+        if len(coms) == 1:                  # the share is 1
+            return coms[0], jacobian
+        jacobian *= mode.column_shares
+        return mode.mass_shares_array.dot(coms), jacobian
 
     def _momentum(self, t: float, ag: np.ndarray, v: np.ndarray, mode: _Mode, offset: list):
         """Momentum of the monitored bodies about their centre of mass r (A_G's angular rows are about the total

@@ -280,8 +280,8 @@ class CurvatureFigureMaker:
     @staticmethod
     def figures_from(parts: CurvatureParts, attitude_singular_values: np.ndarray) -> CurvatureFigures:
         threshold = parts.attitude_threshold
-        return CurvatureFigures(attitude_singular_values, sum(x > threshold for x in attitude_singular_values.tolist()),
-                                parts.linear_residual)
+        rank = len([x for x in attitude_singular_values.tolist() if x > threshold])
+        return CurvatureFigures(attitude_singular_values, rank, parts.linear_residual)
 
 
 class CurvatureParts(NamedTuple):
