@@ -9,13 +9,19 @@ a run is bit-for-bit repeatable.
 
 Topic names are the nodes' relative names (the runtime has no namespace: relative == absolute). A topic
 has one message type; publishing an undeclared topic or declaring two types for one topic is an error.
+
+Taps (the bag recorder) observe the published messages. A tap may take each publisher's stream of a topic
+through a `TapRoute` of its own (`route(topic, publisher)`): an object whose `due_ns` says from which
+simulated time on it takes the next message, and whose `record(msg, time_ns)` takes it. The graph calls
+`record` only when a message is due, and answers a node's `wanted(topic)` with "a subscriber takes it, or a
+tap route is due", so a message nobody takes is never built; a plain callable tap takes every message.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from space_robot_dynamics.errors import ConfigError
 
@@ -25,6 +31,43 @@ from .node_core import NodeCore
 _MAX_CYCLE = 100_000
 # Relative slack when checking that a period is a whole number of ticks.
 _PERIOD_SLACK = 1e-9
+
+
+class TapRoute(Protocol):
+    """One publisher's stream of one topic as a tap takes it: `record(msg, time_ns)` is called for each message
+    published at or after `due_ns` (simulated ns); the tap moves due_ns on to skip messages."""
+
+    due_ns: int
+
+    def record(self, msg: Any, time_ns: int) -> None: ...
+
+
+class _CallbackRoute:
+    """A plain callable tap: every message, as callback(topic, msg, time_ns, publisher)."""
+
+    __slots__ = ("due_ns", "callback", "topic", "publisher")
+
+    def __init__(self, callback, topic: str, publisher: str):
+        self.due_ns = 0
+        self.callback, self.topic, self.publisher = callback, topic, publisher
+
+    def record(self, msg: Any, time_ns: int) -> None:
+        self.callback(self.topic, msg, time_ns, self.publisher)
+
+
+def _tap_route(tap, topic: str, publisher: str) -> TapRoute | None:
+    route = getattr(tap, "route", None)
+    return route(topic, publisher) if route is not None else _CallbackRoute(tap, topic, publisher)
+
+
+class _Route:
+    """Where one node's messages on one topic go: the topic's subscribers, then the taps' routes."""
+
+    __slots__ = ("subscribers", "taps")
+
+    def __init__(self, subscribers: list):
+        self.subscribers = subscribers
+        self.taps: list[TapRoute] = []
 
 
 @dataclass(frozen=True)
@@ -53,7 +96,8 @@ class Graph:
         self._publishers: dict[str, list[str]] = {}
         self._subscribers: dict[str, list[Callable[[Any], None]]] = {}
         self._subscriber_nodes: dict[str, list[str]] = {}
-        self._taps: list[Callable[[str, Any, int, str], None]] = []
+        self._taps: list = []
+        self._routes: dict[str, dict[str, _Route]] = {}     # node name -> topic -> route of its messages
         self._schedule: list[tuple[int, Callable[[float], None]]] = []
         self._cycle: list[list[Callable[[float], None]]] | None = None
         self._started = False
@@ -73,7 +117,7 @@ class Graph:
             self._declare(sub.topic, sub.msgtype, node.name)
             self._subscribers.setdefault(sub.topic, []).append(sub.callback)
             self._subscriber_nodes.setdefault(sub.topic, []).append(node.name)
-        node.attach(self._make_publish(node), self.now)
+        node.attach(self._make_publish(node), self.now, self._make_wanted(node))
         return node
 
     def _declare(self, topic: str, msgtype: str, node: str) -> None:
@@ -82,17 +126,54 @@ class Graph:
             raise ConfigError(f"{node}.topics", f"topic {topic!r} is {known} elsewhere, {node} uses {msgtype}")
 
     def _make_publish(self, node: NodeCore):
-        allowed = {p.topic for p in node.publications}
+        routes, name, tick_ns = self._routes_of(node), node.name, self.tick_ns
 
         def publish(topic: str, msg: Any) -> None:
-            if topic not in allowed:
-                raise RuntimeError(f"node {node.name!r} publishes on undeclared topic {topic!r}")
-            self.deliver(topic, msg, node.name)
+            route = routes.get(topic)
+            if route is None:
+                raise RuntimeError(f"node {name!r} publishes on undeclared topic {topic!r}")
+            for callback in route.subscribers:
+                callback(msg)
+            if route.taps:
+                stamp = self.ticks * tick_ns
+                for tap in route.taps:
+                    if stamp >= tap.due_ns:
+                        tap.record(msg, stamp)
         return publish
 
-    def tap(self, callback: Callable[[str, Any, int, str], None]) -> None:
-        """Observe every message: callback(topic, msg, time_ns, publisher node name) (the recorder)."""
-        self._taps.append(callback)
+    def _make_wanted(self, node: NodeCore):
+        routes, tick_ns = self._routes_of(node), self.tick_ns
+
+        def wanted(topic: str) -> bool:
+            route = routes.get(topic)
+            if route is None or route.subscribers:
+                return True                    # (an undeclared topic: let publish() say so)
+            stamp = self.ticks * tick_ns
+            for tap in route.taps:
+                if stamp >= tap.due_ns:
+                    return True
+            return False
+        return wanted
+
+    def _routes_of(self, node: NodeCore) -> dict[str, _Route]:
+        routes = self._routes.get(node.name)
+        if routes is None:
+            routes = self._routes[node.name] = {}
+            for pub in node.publications:
+                # the topic's subscriber list itself: subscribers of nodes added later are seen
+                route = routes[pub.topic] = _Route(self._subscribers.setdefault(pub.topic, []))
+                route.taps = [r for tap in self._taps if (r := _tap_route(tap, pub.topic, node.name)) is not None]
+        return routes
+
+    def tap(self, tap: Callable[[str, Any, int, str], None]) -> None:
+        """Observe messages: a callable tap(topic, msg, time_ns, publisher node name) sees every message; an
+        object with `route(topic, publisher) -> TapRoute | None` chooses per stream (the bag recorder)."""
+        self._taps.append(tap)
+        for name, routes in self._routes.items():
+            for topic, route in routes.items():
+                tap_route = _tap_route(tap, topic, name)
+                if tap_route is not None:
+                    route.taps.append(tap_route)
 
     def topics(self) -> dict[str, TopicInfo]:
         return {name: TopicInfo(name, msgtype, self._latched.get(name, False),
@@ -105,14 +186,6 @@ class Graph:
 
     def now_ns(self) -> int:
         return self.ticks * self.tick_ns
-
-    def deliver(self, topic: str, msg: Any, publisher: str = "") -> None:
-        for callback in self._subscribers.get(topic, ()):
-            callback(msg)
-        if self._taps:
-            stamp = self.now_ns()
-            for tap in self._taps:
-                tap(topic, msg, stamp, publisher)
 
     def start(self) -> None:
         """Fix the schedule, then let each node publish its latched topics."""

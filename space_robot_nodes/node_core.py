@@ -7,6 +7,14 @@ seconds) and the `publish` sink; the core never imports rclpy.
 Timers carry a phase that fixes the order of callbacks due at the same instant in the lockstep runtime,
 mirroring a ros2_control cycle: SENSE (state out), COMMAND (goals/setpoints in), CONTROL (controller update),
 MONITOR, then ACTUATE (the physics step to the next instant). Under rclpy the phase is ignored.
+
+A core may ask `wanted(topic)` before building a message it publishes on a timer: the lockstep graph answers
+whether a subscriber or the recorder takes a message on that topic at this instant, so a topic nobody reads
+at this tick (e.g. clock at 1 kHz with only the 100 Hz recorder listening) costs nothing. Under rclpy the
+answer is always yes: the middleware's subscribers are not known in advance.
+
+Messages handed to `publish` belong to the receivers from then on: the publisher never mutates them, and
+receivers treat them as read-only (as rclpy's intra-process delivery shares one object between subscribers).
 """
 from __future__ import annotations
 
@@ -17,6 +25,10 @@ from typing import Any
 from .message_types import MessageTypes
 
 SENSE, COMMAND, CONTROL, MONITOR, ACTUATE = range(5)
+
+
+def _always(_topic: str) -> bool:
+    return True
 
 
 @dataclass(frozen=True)
@@ -53,6 +65,7 @@ class NodeCore:
         self.timers: list[Timer] = []
         self._publish: Callable[[str, Any], None] | None = None
         self._now: Callable[[], float] = lambda: 0.0
+        self._wanted: Callable[[str], bool] = _always
 
     # ---- declarations (called by the core's constructor) ---------------------------------------
     def add_publication(self, topic: str, msgtype: str, transient_local: bool = False) -> str:
@@ -66,10 +79,16 @@ class NodeCore:
         self.timers.append(Timer(name, period, callback, phase))
 
     # ---- host side ---------------------------------------------------------------------------
-    def attach(self, publish: Callable[[str, Any], None], now: Callable[[], float]) -> None:
-        """Called once by the host before any callback runs."""
+    def attach(self, publish: Callable[[str, Any], None], now: Callable[[], float],
+               wanted: Callable[[str], bool] | None = None) -> None:
+        """Called by the host before any callback runs (`wanted`: see the module docstring; default always)."""
         self._publish = publish
         self._now = now
+        self._wanted = wanted if wanted is not None else _always
+        if type(self).now is NodeCore.now:    # a core without a clock of its own reads the host's directly
+            self.now = now
+        if type(self).wanted is NodeCore.wanted:
+            self.wanted = self._wanted
 
     def publish(self, topic: str, msg: Any) -> None:
         if self._publish is None:
@@ -78,6 +97,10 @@ class NodeCore:
 
     def now(self) -> float:
         return self._now()
+
+    def wanted(self, topic: str) -> bool:
+        """Would a message published on `topic` now reach anyone? (Build it only then.)"""
+        return self._wanted(topic)
 
     def start(self) -> None:
         """Called by the host after attach(): publish latched topics here."""

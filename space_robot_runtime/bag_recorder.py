@@ -1,16 +1,20 @@
 """Recording the graph's topics to a rosbag2 directory in MCAP storage (rosbags writer).
 
 Metadata version 8, so ROS 2 Humble reads the bag (with the MCAP storage plugin, `ros2 bag play -s mcap`);
-MCAP profile ros2 / ros2msg schemas / cdr messages, so Foxglove opens it. Latched topics
+MCAP profile ros2 / ros2msg schemas / cdr messages, so Foxglove opens it. The high-rate types are encoded by
+cdr_encoders (the same bytes as rosbags' serialiser, a fraction of its cost), the rest by rosbags, and
+appended to the bag by mcap_append (the same bytes as rosbags' Writer.write). Latched topics
 (robot_description, tf_static) are offered transient-local in the metadata, so `ros2 bag play` re-offers
 them transient-local and RViz receives them however late it subscribes; the rest reliable/volatile.
 Each publisher of a topic is decimated to `rate` on its own (the message at or after each 1/rate interval),
 so a 10 Hz publisher sharing `diagnostics` with others loses nothing; the bag timestamp is the simulated
-time of publication.
+time of publication. A dropped message is never serialised, and `wants` tells the graph in advance which
+messages will be kept, so a publisher nobody else listens to builds only those (lockstep_graph).
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +23,9 @@ from rosbags.rosbag2 import StoragePlugin, Writer
 
 from space_robot_nodes.lockstep_graph import TopicInfo
 from space_robot_nodes.message_types import RosbagsMessageTypes, typename_of
+
+from .cdr_encoders import encoder_for
+from .mcap_append import ChunkAppender
 
 BAG_VERSION = 8                       # Humble reads up to 8
 _DEFAULT_TIME = QosTime(0, 0)         # rmw "default" for deadline, lifespan, lease duration (= infinite)
@@ -35,8 +42,9 @@ def offered_qos(transient_local: bool) -> Qos:
 class BagRecorder:
     """Writes every message of the recorded topics, decimating fast ones to `rate` Hz.
 
-    `listeners` see exactly the recorded messages (the run trace). With path None nothing is written, but
-    the listeners are still fed (a run without output files).
+    `listeners` see exactly the recorded messages (the run trace), or those on the topics their
+    `takes(topic)` accepts. With path None nothing is written, but the listeners are still fed (a run without
+    output files).
     """
 
     def __init__(self, path: str | Path | None, typestore, topics: dict[str, TopicInfo], rate: float,
@@ -55,30 +63,37 @@ class BagRecorder:
                 self.connections[name] = self.writer.add_connection(
                     name, info.msgtype, typestore=typestore,
                     offered_qos_profiles=[offered_qos(info.transient_local)])
+            appender = ChunkAppender.attach(self.writer)
+            self.write = appender.write if appender is not None else self.writer.write
             # rosbags generates each type's serialiser on first use (~10 ms): do it now, not inside the run
             warm = RosbagsMessageTypes(typestore)
             for msgtype in sorted({info.msgtype for info in topics.values()}):
                 typestore.serialize_cdr(warm.new(msgtype), msgtype)
-        self._last_ns: dict[tuple[str, str], int] = {}
         self.counts = dict.fromkeys(topics, 0)
+        # the fast encoders of the high-rate types (byte-identical to rosbags), rosbags for the rest
+        self._encoders = {name: encoder_for(info.msgtype) or partial(typestore.serialize_cdr, typename=info.msgtype)
+                          for name, info in topics.items()}
+        self._routes: dict[tuple[str, str], _Stream | None] = {}
         self._closed = False
 
-    def __call__(self, topic: str, msg: Any, time_ns: int, publisher: str = "") -> None:
-        info = self.topics.get(topic)
-        if info is None:
-            return
+    def route(self, topic: str, publisher: str) -> _Stream | None:
+        """The stream of `publisher` on `topic` (lockstep_graph.TapRoute), None for a topic not recorded."""
         key = (topic, publisher)
-        last = self._last_ns.get(key)
-        if last is not None and not info.transient_local and time_ns - last < self.period_ns:
-            return
-        self._last_ns[key] = time_ns
-        if typename_of(msg) != info.msgtype:
-            raise TypeError(f"topic {topic!r}: expected {info.msgtype}, got {typename_of(msg)}")
-        if self.writer is not None:
-            self.writer.write(self.connections[topic], time_ns, self.typestore.serialize_cdr(msg, info.msgtype))
-        self.counts[topic] += 1
-        for listener in self.listeners:
-            listener(topic, msg, time_ns)
+        if key not in self._routes:
+            info = self.topics.get(topic)
+            self._routes[key] = None if info is None else _Stream(self, topic, info)
+        return self._routes[key]
+
+    def wants(self, topic: str, publisher: str, time_ns: int) -> bool:
+        """Would a message of `publisher` on `topic` at `time_ns` be recorded?"""
+        stream = self.route(topic, publisher)
+        return stream is not None and time_ns >= stream.due_ns
+
+    def __call__(self, topic: str, msg: Any, time_ns: int, publisher: str = "") -> None:
+        """Offer one message (what the graph does through route())."""
+        stream = self.route(topic, publisher)
+        if stream is not None and time_ns >= stream.due_ns:
+            stream.record(msg, time_ns)
 
     def set_custom_data(self, key: str, value: str) -> None:
         if self.writer is not None:
@@ -88,3 +103,29 @@ class BagRecorder:
         if not self._closed and self.writer is not None:
             self.writer.close()
         self._closed = True
+
+
+class _Stream:
+    """One publisher's messages on one recorded topic: decimation, type check, encoding, writing."""
+
+    __slots__ = ("due_ns", "recorder", "topic", "msgtype", "period_ns", "encode", "connection", "listeners")
+
+    def __init__(self, recorder: BagRecorder, topic: str, info: TopicInfo):
+        self.due_ns = 0                       # simulated time (ns) from which the next message is kept
+        self.recorder, self.topic, self.msgtype = recorder, topic, info.msgtype
+        self.period_ns = 0 if info.transient_local else recorder.period_ns    # latched topics: every message
+        self.encode = recorder._encoders[topic]
+        self.connection = recorder.connections.get(topic)
+        self.listeners = tuple(listener for listener in recorder.listeners
+                               if getattr(listener, "takes", None) is None or listener.takes(topic))
+
+    def record(self, msg: Any, time_ns: int) -> None:
+        self.due_ns = time_ns + self.period_ns
+        if getattr(msg, "__msgtype__", None) != self.msgtype and typename_of(msg) != self.msgtype:
+            raise TypeError(f"topic {self.topic!r}: expected {self.msgtype}, got {typename_of(msg)}")
+        recorder = self.recorder
+        if recorder.writer is not None:
+            recorder.write(self.connection, time_ns, self.encode(msg))
+        recorder.counts[self.topic] += 1
+        for listener in self.listeners:
+            listener(self.topic, msg, time_ns)

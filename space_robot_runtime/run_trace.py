@@ -71,17 +71,22 @@ class RunTrace:
         self.setpoint: np.ndarray | None = None
         self.diagnostic_levels: dict[str, Series] = {}
         self.diagnostic_counts: dict[str, dict[int, int]] = {}
+        self._rows_for: tuple | None = None
+        self._rows: tuple = (None, None)
+
+    def takes(self, topic: str) -> bool:
+        """Whether messages on `topic` matter to the trace (the recorder feeds it only those)."""
+        return topic in self.roles.__dict__.values()
 
     def __call__(self, topic: str, msg: Any, time_ns: int) -> None:
         t = time_ns * 1e-9
         roles = self.roles
         if topic == roles.joint_states:
-            index = {n: i for i, n in enumerate(msg.name)}
-            position, velocity = np.asarray(msg.position, float), np.asarray(msg.velocity, float)
-            if all(n in index for n in self.arm_joints):
-                self.arm_positions.add(t, position[[index[n] for n in self.arm_joints]])
-            if self.wheel_joints and all(n in index for n in self.wheel_joints):
-                self.wheel_speeds.add(t, velocity[[index[n] for n in self.wheel_joints]])
+            arm_rows, wheel_rows = self._joint_rows(tuple(msg.name))
+            if arm_rows is not None:
+                self.arm_positions.add(t, np.asarray(msg.position, float)[arm_rows])
+            if wheel_rows is not None:
+                self.wheel_speeds.add(t, np.asarray(msg.velocity, float)[wheel_rows])
         elif topic == roles.bus_odometry:
             self.bus_orientation.add(t, cv.xyzw_of(msg.pose.pose.orientation))
         elif topic == roles.momentum_linear:
@@ -101,6 +106,17 @@ class RunTrace:
                 self.diagnostic_levels.setdefault(status.name, Series()).add(t, level)
                 counts = self.diagnostic_counts.setdefault(status.name, {})
                 counts[level] = counts.get(level, 0) + 1
+
+    def _joint_rows(self, names: tuple) -> tuple:
+        """Rows of the arm and wheel joints in a JointState with these names (None: not all present);
+        a publisher keeps its name list, so this is worked out once."""
+        if names != self._rows_for:
+            index = {n: i for i, n in enumerate(names)}
+            arm = [index[n] for n in self.arm_joints] if all(n in index for n in self.arm_joints) else None
+            wheels = [index[n] for n in self.wheel_joints] \
+                if self.wheel_joints and all(n in index for n in self.wheel_joints) else None
+            self._rows_for, self._rows = names, (arm, wheels)
+        return self._rows
 
     # ---- derived quantities --------------------------------------------------------------------
     def attitude_error(self) -> tuple[np.ndarray, np.ndarray]:

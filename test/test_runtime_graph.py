@@ -74,3 +74,66 @@ def test_messages_reach_subscribers_and_taps_in_order():
 def test_tick_must_be_whole_nanoseconds():
     with pytest.raises(ConfigError, match="simulation.dt"):
         Graph(1.5e-10)
+
+
+class LazyPublisher(NodeCore):
+    """Builds its message only when the graph says somebody takes it; counts the builds."""
+
+    def __init__(self, name="lazy"):
+        super().__init__(TYPES)
+        self.name = name
+        self.built = 0
+        self.add_publication("x", cv.FLOAT64)
+        self.add_timer("x", 1e-3, self._tick, SENSE)
+
+    def _tick(self, now):
+        if self.wanted("x"):
+            self.built += 1
+            self.publish("x", cv.float64(TYPES, now))
+
+
+class EveryTenth:
+    """A tap taking one message in ten ticks from each stream, as the bag recorder at 100 Hz does."""
+
+    def __init__(self):
+        self.taken = []
+
+    def route(self, topic, publisher):
+        tap = self
+
+        class Stream:
+            due_ns = 0
+
+            def record(self, msg, time_ns):
+                self.due_ns = time_ns + 10_000_000
+                tap.taken.append((topic, publisher, time_ns))
+        return Stream()
+
+
+def test_a_message_nobody_takes_is_not_built():
+    graph = Graph(1e-3)
+    alone = graph.add(LazyPublisher())
+    graph.run_ticks(30)
+    assert alone.built == 0                              # no subscriber, no tap
+
+    graph = Graph(1e-3)
+    sampled = graph.add(LazyPublisher())
+    tap = EveryTenth()
+    graph.tap(tap)                                       # a tap added after the node: its routes are made then
+    graph.run_ticks(30)
+    assert sampled.built == 3 and [ns for *_, ns in tap.taken] == [0, 10_000_000, 20_000_000]
+
+    graph = Graph(1e-3)
+    heard = []
+    sampled = graph.add(LazyPublisher())
+    graph.add(Recorder("listener", heard, subscribes=[("x", cv.FLOAT64)]))
+    graph.tap(tap := EveryTenth())
+    graph.run_ticks(30)
+    assert sampled.built == 30 and len(heard) == 30 and len(tap.taken) == 3   # the subscriber wants them all
+
+    graph = Graph(1e-3)
+    everything = []
+    graph.tap(lambda topic, msg, ns, publisher: everything.append(ns))   # a plain callable takes every message
+    sampled = graph.add(LazyPublisher())                                  # (a node added after the tap)
+    graph.run_ticks(5)
+    assert sampled.built == 5 and everything == [k * 1_000_000 for k in range(5)]

@@ -11,6 +11,10 @@ Two ways of running the core's timers:
 - `paced` (dynamics): the core's timers run in lockstep simulated time (lockstep_graph.Graph), advanced from
   a steady wall-clock timer so that simulated time follows wall time times `real_time_factor`. The dynamics
   node is the source of /clock and never runs on simulated time itself.
+
+A core's `wanted(topic)` (build a message only if somebody takes it) is always true here: the lockstep graph
+of a paced core has no subscribers of its own, and the middleware's are not known in advance, so every rate
+in config/nodes.yaml is published as configured (the 1 kHz clock included: sim-time timers need it).
 """
 from __future__ import annotations
 
@@ -101,7 +105,7 @@ class RclpyHost:
             raise SpaceRobotError(f"real_time_factor: must be > 0, got {self.real_time_factor}")
         self.graph = Graph(tick)
         self.graph.add(self.core)          # attaches the core to the graph's clock; re-point its publisher
-        self.core.attach(self._publish, self.core.now)
+        self.core.attach(self._publish, self.core.now, wanted=None)     # None: every message is wanted
         self.wall = Clock(clock_type=ClockType.STEADY_TIME)
         self.wall_start = None
         self.graph.start()
