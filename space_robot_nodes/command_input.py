@@ -20,6 +20,7 @@ class CommandInput:
     def __init__(self, name: str, joints: tuple[str, ...] | list[str], timeout: float):
         self.name = name
         self.joints = tuple(joints)
+        self._size = len(self.joints)
         self.timeout = float(timeout)
         self.value = np.zeros(len(self.joints))
         self.received_at: float | None = None
@@ -33,7 +34,7 @@ class CommandInput:
     def offer(self, msg, now: float) -> bool:
         """Take a Float64MultiArray; False (and the previous command kept) if it is rejected."""
         try:
-            values = read_command_vector(msg, len(self.joints), self.name)
+            values = read_command_vector(msg, self._size, self.name)
         except CommandError as exc:
             self.reject(str(exc))
             return False
@@ -55,7 +56,8 @@ class CommandInput:
 
     def active(self, now: float) -> np.ndarray:
         """The command to apply now: the last valid one, or zeros after the timeout."""
-        timed_out = self.timed_out(now)
+        received = self.received_at              # (timed_out(now), inline: this runs every physics step)
+        timed_out = received is None or now - received > self.timeout
         if timed_out and not self._was_timed_out:
             self.timeouts += 1
         self._was_timed_out = timed_out

@@ -21,6 +21,7 @@ from space_robot_control.servicer_controller import ControlOutput, ServicerContr
 from space_robot_dynamics.errors import CommandError
 
 from . import conversions as cv
+from . import message_builders as mb
 from .message_types import MessageTypes
 from .node_config import ControllerNodeConfig
 from .node_core import CONTROL, MONITOR, NodeCore
@@ -51,15 +52,18 @@ class ControllerCore(NodeCore):
         self.last_state_error = ""
         self._state_errors_since_report = 0
 
-        self.add_subscription(config.joint_states, cv.JOINT_STATE, self.on_joint_state)
+        # state messages are only held on arrival (parsed at the next control period): see StateAssembler
+        self.add_subscription(config.joint_states, cv.JOINT_STATE,
+                              self.state.holder("joints", self, config.joint_states))
         for subtree in floating_subtrees(self.system):
             topic = config.odometry[subtree.name]
-            self.add_subscription(topic, cv.ODOMETRY,
-                                  lambda msg, name=subtree.name, topic=topic: self.on_odometry(name, topic, msg))
+            self.add_subscription(topic, cv.ODOMETRY, self.state.holder(subtree.name, self, topic))
         self.add_subscription(config.trajectory, cv.JOINT_TRAJECTORY, self.on_trajectory)
         self.add_subscription(config.attitude_setpoint, cv.QUATERNION_STAMPED, self.on_setpoint)
         self.add_publication(config.arm_command, cv.FLOAT64_MULTI_ARRAY)
         self.has_wheels = len(controller.wheel_joints) > 0
+        self._arm_command = mb.Float64MultiArrayBuilder(types, len(controller.arm_joints), "effort")
+        self._wheel_command = mb.Float64MultiArrayBuilder(types, len(controller.wheel_joints), "effort")
         if self.has_wheels:
             self.add_publication(config.wheel_command, cv.FLOAT64_MULTI_ARRAY)
         self.add_publication(config.diagnostics, cv.DIAGNOSTIC_ARRAY)
@@ -71,12 +75,6 @@ class ControllerCore(NodeCore):
         self.state_errors += 1
         self._state_errors_since_report += 1
         self.last_state_error = error
-
-    def on_joint_state(self, msg) -> None:
-        self.state.hold_joint_state(msg, self.now(), self.config.joint_states)
-
-    def on_odometry(self, subtree: str, topic: str, msg) -> None:
-        self.state.hold_odometry(subtree, msg, self.now(), topic)
 
     def on_trajectory(self, msg) -> None:
         if self.updates == 0:
@@ -125,11 +123,9 @@ class ControllerCore(NodeCore):
             self.skipped += 1
             return
         self.updates += 1
-        self.publish(self.config.arm_command, cv.float64_multi_array(self.types, self.output.arm_torque,
-                                                                     "effort"))
+        self.publish(self.config.arm_command, self._arm_command.build(self.output.arm_torque))
         if self.has_wheels:
-            self.publish(self.config.wheel_command, cv.float64_multi_array(self.types, self.output.wheel_torque,
-                                                                           "effort"))
+            self.publish(self.config.wheel_command, self._wheel_command.build(self.output.wheel_torque))
         self.commands_published += 1
         if self._pending_trajectory is not None:
             msg, self._pending_trajectory = self._pending_trajectory, None

@@ -98,9 +98,17 @@ def read_command_vector(msg, size: int, field: str) -> np.ndarray:
         raise CommandError(field, f"data is not numeric: {exc}") from exc
     if values.ndim != 1 or len(values) != size:
         raise CommandError(field, f"expected {size} values, got {values.size}")
-    if not np.isfinite(values).all():
+    if not all_finite(values):
         raise CommandError(field, f"non-finite values at indices {np.flatnonzero(~np.isfinite(values)).tolist()}")
     return values
+
+
+def all_finite(values: np.ndarray) -> bool:
+    """True if every entry of a float array is finite. A NaN or an infinity makes the sum NaN or infinite (no
+    finite sum can cancel it), so a finite Python-float sum proves the vector finite without numpy's
+    element test; only a non-finite sum (a bad entry, or finite entries whose sum overflows) needs that test.
+    Python floats overflow silently, so a huge command gives no RuntimeWarning either."""
+    return (values.ndim == 1 and math.isfinite(sum(values.tolist()))) or bool(np.isfinite(values).all())
 
 
 # ---- joint states ------------------------------------------------------------------------------
@@ -122,16 +130,14 @@ def read_joint_state(msg, names: Sequence[str], field: str = "joint_states") -> 
     if len(position) != len(msg_names) or len(velocity) != len(msg_names):
         raise CommandError(field, f"{len(msg_names)} names but {len(position)} positions and "
                            f"{len(velocity)} velocities")
-    if list(msg_names) == list(names):          # the usual case: the publisher uses our order
-        rows = slice(None)
-    else:
+    if tuple(msg_names) != tuple(names):        # the usual case (same order as ours) needs no reordering
         index = {name: i for i, name in enumerate(msg_names)}
         missing = [name for name in names if name not in index]
         if missing:
             raise CommandError(f"{field}.name", f"missing joints {missing}")
         rows = [index[name] for name in names]
-    position, velocity = position[rows], velocity[rows]
-    if not (np.isfinite(position).all() and np.isfinite(velocity).all()):
+        position, velocity = position[rows], velocity[rows]
+    if not (all_finite(position) and all_finite(velocity)):
         bad = [names[i] for i in np.flatnonzero(~(np.isfinite(position) & np.isfinite(velocity)))]
         raise CommandError(field, f"non-finite position or velocity for joints {bad}")
     return position, velocity
@@ -204,19 +210,33 @@ def odometry(types: MessageTypes, t: float, frame_id: str, child_frame_id: str, 
 
 def read_odometry(msg, frame_id: str, child_frame_id: str, field: str):
     """(position, orientation_xyzw, linear_velocity, angular_velocity) of an Odometry in the expected frames."""
+    values = np.array(read_odometry_values(msg, frame_id, child_frame_id, field))
+    return values[0:3], values[3:7], values[7:10], values[10:13]
+
+
+def read_odometry_values(msg, frame_id: str, child_frame_id: str, field: str) -> list[float]:
+    """[position (3), orientation_xyzw (4, normalised), linear (3), angular (3)] of an Odometry as Python
+    floats, frames and values checked (a quaternion more than 1e-6 off unit norm is rejected, a closer one
+    normalised). Plain floats: 13 numbers cost less to check and scale here than as a numpy array."""
     if msg.header.frame_id != frame_id:
         raise CommandError(f"{field}.header.frame_id", f"must be {frame_id!r}, got {msg.header.frame_id!r}")
     if msg.child_frame_id != child_frame_id:
         raise CommandError(f"{field}.child_frame_id", f"must be {child_frame_id!r}, got {msg.child_frame_id!r}")
     p, o = msg.pose.pose.position, msg.pose.pose.orientation
     lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
-    values = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w, lin.x, lin.y, lin.z, ang.x, ang.y, ang.z], dtype=float)
-    if not np.isfinite(values).all():
+    values = [p.x, p.y, p.z, o.x, o.y, o.z, o.w, lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]
+    try:
+        finite = math.isfinite(sum(values)) or all(math.isfinite(x) for x in values)   # see all_finite
+    except TypeError as exc:
+        raise CommandError(field, f"pose or twist is not numeric: {exc}") from exc
+    if not finite:
         raise CommandError(field, "non-finite pose or twist")
-    norm = math.sqrt(values[3] ** 2 + values[4] ** 2 + values[5] ** 2 + values[6] ** 2)
+    qx, qy, qz, qw = values[3:7]
+    norm = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
     if abs(norm - 1.0) > 1e-6:
         raise CommandError(f"{field}.pose.pose.orientation", f"not a unit quaternion (norm {norm:.9g})")
-    return values[0:3], values[3:7], values[7:10], values[10:13]
+    values[3:7] = qx / norm, qy / norm, qz / norm, qw / norm
+    return values
 
 
 def transform_stamped(types: MessageTypes, t: float, parent: str, child: str, translation, rotation_xyzw):
@@ -263,6 +283,8 @@ def read_joint_trajectory(msg):
 # ---- diagnostics -------------------------------------------------------------------------------
 def format_value(value) -> str:
     """KeyValue text: numbers with 9 significant digits (deterministic), the rest as str()."""
+    if type(value) is float:                  # the usual case first ('nan', 'inf' as below)
+        return f"{value:.9g}"
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
     if isinstance(value, (int, np.integer)):
@@ -274,7 +296,8 @@ def format_value(value) -> str:
 
 def diagnostic_status(types: MessageTypes, level: int, name: str, message: str, hardware_id: str = "",
                       values: Iterable[tuple[str, object]] = ()):
-    key_values = [types.make("diagnostic_msgs/msg/KeyValue", key=str(k), value=format_value(v)) for k, v in values]
+    key_value = types.constructor("diagnostic_msgs/msg/KeyValue", ("key", "value"))
+    key_values = [key_value(str(k), format_value(v)) for k, v in values]
     return types.make(DIAGNOSTIC_STATUS, level=_level_value(types, level), name=name, message=message,
                      hardware_id=hardware_id, values=key_values)
 

@@ -17,27 +17,21 @@ reaction_wheels.joints order).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pinocchio as pin
 
 from space_robot_dynamics.errors import ConfigError, SimulationDivergedError
 from space_robot_dynamics.simulation.simulator import Simulator
-from space_robot_dynamics.simulation.system_momentum import momentum_state
 
 from . import conversions as cv
+from . import message_builders as mb
 from .command_input import CommandInput
 from .message_types import MessageTypes
 from .node_config import DynamicsNodeConfig
 from .node_core import ACTUATE, MONITOR, SENSE, NodeCore
 from .robot_state import BaseKinematics, check_odometry_topics, floating_subtrees
-
-
-def applied_torques(simulator: Simulator) -> tuple[np.ndarray, np.ndarray]:
-    """Arm and wheel torques (N m) the simulator applied over its last step, after its limits.
-
-    Read from the simulator's latched command: Simulator.observe() also returns them but computes momentum
-    and kinematics too, which is too slow for a 1 kHz joint_states stream.
-    """
-    return simulator.applied_torques
 
 
 class DynamicsCore(NodeCore):
@@ -55,13 +49,23 @@ class DynamicsCore(NodeCore):
         self.arm_input = CommandInput("arm_command", self.system.arm_joints, config.command_timeout)
         self.wheel_input = CommandInput("wheel_command", self.system.wheel_joints, config.command_timeout)
         self.joint_names = list(self.system.arm_joints + self.system.wheel_joints)
+        # where each joint's angle is in q: revolute joints store it, continuous ones (cos, sin)
         slices = [self.system.q_slice(n) for n in self.joint_names]
-        self._cos_q = np.array([s.start if s.stop - s.start == 2 else -1 for s in slices], dtype=int)
         self._angle_q = np.array([s.start for s in slices], dtype=int)
-        self._continuous = self._cos_q >= 0
+        self._continuous = [(row, s.start) for row, s in enumerate(slices) if s.stop - s.start == 2]
         self._joint_v = np.array([self.system.v_index(n) for n in self.joint_names], dtype=int)
+        self._has_wheels = len(self.system.wheel_joints) > 0
         self._bases = BaseKinematics(self.system)
+        self._floating = floating_subtrees(self.system)
         self._momentum_data = self.system.model.createData()
+        # message builders: classes, names, frames and layouts looked up once; one stamp per instant
+        self._stamps = mb.Stamps(types)
+        self._joint_state = mb.JointStateBuilder(types, self.joint_names, self._stamps)
+        self._odometry = {subtree.name: mb.OdometryBuilder(types, config.world_frame, subtree.base_link, self._stamps)
+                          for subtree in self._floating}
+        self._transforms = mb.TransformBuilder(types, self._stamps)
+        self._momentum = mb.Vector3StampedBuilder(types, config.world_frame, self._stamps)
+        self._clock = types.cls(cv.CLOCK)
         self.diverged: SimulationDivergedError | None = None
         self.steps = 0
 
@@ -107,50 +111,72 @@ class DynamicsCore(NodeCore):
         self.steps += 1
 
     # ---- outputs -------------------------------------------------------------------------------
+    # Each timer first asks whether anybody takes its topic now (node_core.wanted): in the standalone graph
+    # the 1 kHz clock is then built only for the 100 Hz recorder, and nothing is built for nobody.
     def joint_state_message(self):
-        s, system = self.sim.state, self.system
-        position = s.q[self._angle_q]                 # revolute joints: the angle itself
-        if self._continuous.any():                     # continuous joints: stored as (cos, sin)
-            cos_q = self._cos_q[self._continuous]
-            position[self._continuous] = np.arctan2(s.q[cos_q + 1], s.q[cos_q])
-        arm, wheel = applied_torques(self.sim)
-        effort = np.concatenate([arm, wheel]) if len(system.wheel_joints) else np.asarray(arm)
-        return cv.joint_state(self.types, s.t, self.joint_names, position, s.v[self._joint_v], effort)
+        s = self.sim.state
+        q = s.q
+        position = q[self._angle_q]                    # revolute joints: the angle itself (a fresh array)
+        if self._continuous:                           # continuous joints: (cos, sin) in q; a few wheels, so
+            values = q.tolist()                        # plain floats beat numpy's per-call cost
+            for row, cos_index in self._continuous:
+                position[row] = math.atan2(values[cos_index + 1], values[cos_index])
+        # effort: what the simulator applied over the last step, after its limits (Simulator.observe() has it
+        # too, with momentum and kinematics nobody needs at 1 kHz); fresh arrays: the simulator keeps its own
+        arm, wheel = self.sim.applied_torques
+        effort = np.concatenate((arm, wheel)) if self._has_wheels else np.array(arm, dtype=float)
+        return self._joint_state.build(s.t, position, s.v[self._joint_v], effort)
 
     def publish_joint_state(self, _now: float | None = None) -> None:
-        self.publish(self.config.joint_states, self.joint_state_message())
+        topic = self.config.joint_states
+        if self.wanted(topic):
+            self.publish(topic, self.joint_state_message())
+
+    def odometry_message(self, subtree):
+        s = self.sim.state
+        return self._odometry[subtree.name].build(s.t, *self._bases.lists(subtree, s.q, s.v))
 
     def publish_odometry(self, subtree) -> None:
-        s = self.sim.state
-        base = self._bases.compute_one(subtree, s.q, s.v)
-        self.publish(self.config.odometry[subtree.name],
-                     cv.odometry(self.types, s.t, self.config.world_frame, subtree.base_link, base.position,
-                                 base.orientation_xyzw, base.linear_velocity, base.angular_velocity))
+        topic = self.config.odometry[subtree.name]
+        if self.wanted(topic):
+            self.publish(topic, self.odometry_message(subtree))
 
     def publish_state(self) -> None:
-        """joint_states and every odometry now (the runtime's final sample)."""
-        self.publish_joint_state()
-        for subtree in floating_subtrees(self.system):
-            self.publish_odometry(subtree)
+        """joint_states and every odometry now (the runtime's final sample), whoever listens."""
+        self.publish(self.config.joint_states, self.joint_state_message())
+        for subtree in self._floating:
+            self.publish(self.config.odometry[subtree.name], self.odometry_message(subtree))
 
     def publish_tf(self, _now: float | None = None) -> None:
+        topic = self.config.tf
+        if not self.wanted(topic):
+            return
         s = self.sim.state
-        bases = self._bases.compute(s.q, s.v)
-        transforms = [cv.transform_stamped(self.types, s.t, self.config.world_frame, subtree.base_link,
-                                           bases[subtree.name].position, bases[subtree.name].orientation_xyzw)
-                      for subtree in floating_subtrees(self.system)]
-        self.publish(self.config.tf, cv.tf_message(self.types, transforms))
+        tf, world = self._transforms, self.config.world_frame
+        transforms = []
+        for subtree in self._floating:
+            position, orientation, _linear, _angular = self._bases.lists(subtree, s.q, s.v)
+            transforms.append(tf.transform(s.t, world, subtree.base_link, position, orientation))
+        self.publish(topic, tf.message(transforms))
 
     def publish_clock(self, _now: float | None = None) -> None:
-        self.publish(self.config.clock, cv.clock(self.types, self.sim.state.t))
+        topic = self.config.clock
+        if self.wanted(topic):
+            self.publish(topic, self._clock(clock=self._stamps.time(self.sim.state.t)))
 
     def publish_momentum(self, _now: float | None = None) -> None:
+        linear, angular = self.config.momentum_linear, self.config.momentum_angular
+        want_linear, want_angular = self.wanted(linear), self.wanted(angular)
+        if not (want_linear or want_angular):
+            return
         s = self.sim.state
-        h = momentum_state(self.system.model, self._momentum_data, s.q, s.v)
-        self.publish(self.config.momentum_linear, cv.vector3_stamped(self.types, s.t, self.config.world_frame,
-                                                                     h.linear))
-        self.publish(self.config.momentum_angular, cv.vector3_stamped(self.types, s.t, self.config.world_frame,
-                                                                      h.angular))
+        # centroidal momentum (p, L about the CoM), world frame: seed 004 eqs. 2.9-2.12 (Pinocchio, as
+        # system_momentum.momentum_state, without the kinetic energy nobody publishes)
+        h = pin.computeCentroidalMomentum(self.system.model, self._momentum_data, s.q, s.v)
+        if want_linear:
+            self.publish(linear, self._momentum.build(s.t, h.linear.tolist()))
+        if want_angular:
+            self.publish(angular, self._momentum.build(s.t, h.angular.tolist()))
 
     def publish_diagnostics(self, _now: float | None = None) -> None:
         t = self.now()

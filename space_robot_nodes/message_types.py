@@ -4,7 +4,9 @@ Type names are the ROS 2 interface names, e.g. ``sensor_msgs/msg/JointState``. `
 behaves like an rclpy constructor on both providers: omitted fields take their default (zero, empty,
 false; a `geometry_msgs/msg/Quaternion` defaults to w = 1 as in its ROS 2 definition).
 Numeric sequences (``float64[]``) differ between the two libraries (array.array in rclpy, numpy in rosbags):
-build them with `float64_sequence`.
+build them with `float64_sequence` (a copy) or `float64_owned` (no copy where the provider allows: for arrays
+the caller hands over and never touches again). `string_sequence` gives a ``string[]`` value that may be
+shared between messages (a tuple under rosbags, so nobody can mutate it).
 """
 from __future__ import annotations
 
@@ -54,8 +56,21 @@ class MessageTypes:
         """Like new(), for callers that pass every field (no defaults to fill: the fast path)."""
         return self.cls(typename)(**fields)
 
+    def constructor(self, typename: str, fields: tuple[str, ...]):
+        """A callable building `typename` from the values of `fields` (every field, in definition order) given
+        positionally: the fastest way to build the same message many times."""
+        cls = self.cls(typename)
+        return lambda *values: cls(**dict(zip(fields, values)))
+
     def float64_sequence(self, values) -> Any:
         raise TypeError(f"{type(self).__name__} does not build sequences")
+
+    def float64_owned(self, values) -> Any:
+        """A float64[] field value from an array handed over to the message (copied only if needed)."""
+        return self.float64_sequence(values)
+
+    def string_sequence(self, values) -> Any:
+        return [str(v) for v in values]
 
     def has(self, typename: str) -> bool:
         try:
@@ -86,6 +101,7 @@ class RosbagsMessageTypes(MessageTypes):
         self.typestore = typestore
         self._types = typestore.types
         self._entries: dict[str, tuple] = {}
+        self._constructors: dict[tuple, type] = {}
 
     def cls(self, typename: str) -> type:
         return self._types[typename]
@@ -93,8 +109,27 @@ class RosbagsMessageTypes(MessageTypes):
     def make(self, typename: str, **fields: Any) -> Any:
         return self._types[typename](**fields)
 
+    def constructor(self, typename: str, fields: tuple[str, ...]):
+        # rosbags classes are dataclasses whose positional order is the definition order: the class itself
+        key = (typename, fields)
+        found = self._constructors.get(key)
+        if found is None:
+            _consts, fielddefs = self.typestore.fielddefs[typename]
+            declared = tuple(name for name, _ in fielddefs)
+            if tuple(fields) != declared:
+                raise TypeError(f"{typename} fields are {declared}, not {tuple(fields)}")
+            found = self._constructors[key] = self._types[typename]
+        return found
+
     def float64_sequence(self, values) -> np.ndarray:
         return np.array(values, dtype=np.float64)
+
+    def float64_owned(self, values) -> np.ndarray:
+        # the CDR serialiser needs a contiguous float64 buffer; a fresh one passes through untouched
+        return np.ascontiguousarray(values, dtype=np.float64)
+
+    def string_sequence(self, values) -> tuple:
+        return tuple(str(v) for v in values)
 
     def new(self, typename: str, **fields: Any) -> Any:
         entry = self._entries.get(typename)

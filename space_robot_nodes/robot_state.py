@@ -19,7 +19,7 @@ from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.model.model_config import mount_rotation
 from space_robot_dynamics.model.system_model import SystemModel
 
-from .conversions import read_joint_state, read_odometry
+from .conversions import read_joint_state, read_odometry_values
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,18 @@ class BaseKinematics:
     def compute(self, q: np.ndarray, v: np.ndarray) -> dict[str, BasePose]:
         return {subtree.name: self.compute_one(subtree, q, v) for subtree in floating_subtrees(self.system)}
 
+    def lists(self, subtree, q: np.ndarray, v: np.ndarray) -> tuple[list, list, list, list]:
+        """compute_one as Python floats (position, orientation_xyzw, linear, angular), the message builders'
+        fast input."""
+        direct = self._direct.get(subtree.name)
+        if direct is not None:
+            iq, iv = direct
+            pose, twist = q[iq:iq + 7].tolist(), v[iv:iv + 6].tolist()
+            return pose[:3], pose[3:], twist[:3], twist[3:]
+        base = self.compute_one(subtree, q, v)
+        return (base.position.tolist(), base.orientation_xyzw.tolist(), base.linear_velocity.tolist(),
+                base.angular_velocity.tolist())
+
     def compute_one(self, subtree, q: np.ndarray, v: np.ndarray) -> BasePose:
         direct = self._direct.get(subtree.name)
         if direct is not None:
@@ -100,20 +112,30 @@ class StateAssembler:
         self.v = np.zeros(system.nv)
         slices = [system.q_slice(n) for n in self.joints]
         continuous = np.array([s.stop - s.start == 2 for s in slices], dtype=bool)
-        self._revolute_rows = np.flatnonzero(~continuous)
-        self._revolute_q = np.array([slices[i].start for i in self._revolute_rows], dtype=int)
-        self._continuous_rows = np.flatnonzero(continuous)
-        self._cos_q = np.array([slices[i].start for i in self._continuous_rows], dtype=int)
-        self._v_index = np.array([system.v_index(n) for n in self.joints], dtype=int)
+        rows = np.flatnonzero(~continuous)
+        self._revolute_rows = _as_slice(rows)
+        self._revolute_q = _as_slice(np.array([slices[i].start for i in rows], dtype=int))
+        cos_rows = np.flatnonzero(continuous)
+        # continuous joints: (row in the message, index of cos in q); sin follows cos
+        self._continuous = [(int(row), slices[row].start) for row in cos_rows]
+        self._v_index = _as_slice(np.array([system.v_index(n) for n in self.joints], dtype=int))
         self._bases = {s.name: BaseSlot(system, s) for s in floating_subtrees(system)}
         self._stamps: dict[str, float] = {}
         self._held: dict[str, tuple] = {}
+        self._ready = False
 
     def hold_joint_state(self, msg, now: float, field: str = "joint_states") -> None:
         self._held["joints"] = (msg, now, field)
 
     def hold_odometry(self, subtree_name: str, msg, now: float, field: str) -> None:
         self._held[subtree_name] = (msg, now, field)
+
+    def holder(self, part: str, node, field: str):
+        """A subscription callback holding each message of `part` ("joints" or a floating subtree's name)
+        with its arrival time node.now() (what hold_* do, with fewer calls per message)."""
+        def hold(msg) -> None:
+            self._held[part] = (msg, node.now(), field)
+        return hold
 
     def update(self) -> list[str]:
         """Parse the held messages into q and v; returns the errors (a rejected part keeps its last value)."""
@@ -131,7 +153,9 @@ class StateAssembler:
 
     @property
     def ready(self) -> bool:
-        return "joints" in self._stamps and all(name in self._stamps for name in self._bases)
+        if not self._ready:                   # once every part has arrived it stays so
+            self._ready = "joints" in self._stamps and all(name in self._stamps for name in self._bases)
+        return self._ready
 
     def age(self, now: float) -> float:
         """Seconds since the oldest part was received (inf before all parts arrived)."""
@@ -143,10 +167,12 @@ class StateAssembler:
         position, velocity = read_joint_state(msg, self.joints, field)
         q = self.q
         q[self._revolute_q] = position[self._revolute_rows]
-        if len(self._cos_q):
-            angles = position[self._continuous_rows]
-            q[self._cos_q] = np.cos(angles)
-            q[self._cos_q + 1] = np.sin(angles)
+        if self._continuous:                  # a few wheels: plain floats beat numpy's per-call cost
+            angles = position.tolist()
+            for row, cos_index in self._continuous:
+                angle = angles[row]
+                q[cos_index] = math.cos(angle)
+                q[cos_index + 1] = math.sin(angle)
         self.v[self._v_index] = velocity
         self._stamps["joints"] = now
 
@@ -154,9 +180,15 @@ class StateAssembler:
         slot = self._bases.get(subtree_name)
         if slot is None:
             raise CommandError(field, f"no floating subtree {subtree_name!r}")
-        position, xyzw, linear, angular = read_odometry(msg, self.world_frame, slot.base_link, field)
-        slot.write(self.q, self.v, position, xyzw, linear, angular)
+        slot.write_values(self.q, self.v, read_odometry_values(msg, self.world_frame, slot.base_link, field))
         self._stamps[subtree_name] = now
+
+
+def _as_slice(index: np.ndarray):
+    """A run of consecutive indices as a slice (a view: cheaper than fancy indexing), else the indices."""
+    if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
+        return slice(int(index[0]), int(index[0]) + len(index))
+    return index
 
 
 class BaseSlot:
@@ -171,6 +203,17 @@ class BaseSlot:
         self.mount = None
         if any(config.mount_xyz) or any(config.mount_rpy):
             self.mount = pin.SE3(mount_rotation(config.mount_rpy), np.asarray(config.mount_xyz, float))
+        # an unmounted free flyer's q and v entries are the message's pose and twist as they are
+        self._direct = self.kind == "free_flyer" and self.mount is None
+
+    def write_values(self, q: np.ndarray, v: np.ndarray, values: list[float]) -> None:
+        """write() from read_odometry_values' [position, xyzw, linear, angular] (the quaternion normalised)."""
+        if self._direct:
+            q[self.qs] = values[0:7]
+            v[self.vs] = values[7:13]
+        else:
+            array = np.array(values)
+            self.write(q, v, array[0:3], array[3:7], array[7:10], array[10:13])
 
     def write(self, q: np.ndarray, v: np.ndarray, position, xyzw, linear, angular) -> None:
         """Pose (world) and twist (base frame) into the root joint entries: M_joint = M_mount^-1 M_world."""

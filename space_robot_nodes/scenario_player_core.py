@@ -24,6 +24,7 @@ class ScenarioPlayerCore(NodeCore):
         super().__init__(types)
         self.trajectory, self.attitude, self.topics = trajectory, attitude, topics
         self.sent: set[str] = set()
+        self._next_at = self._next_goal_time()
         if trajectory is not None:
             self.add_publication(topics.trajectory, cv.JOINT_TRAJECTORY)
         if attitude is not None:
@@ -32,6 +33,8 @@ class ScenarioPlayerCore(NodeCore):
             self.add_timer("goals", period, self.play, COMMAND)
 
     def play(self, now: float) -> None:
+        if now < self._next_at:              # nothing due: the common case, every tick
+            return
         if self.attitude is not None and "attitude" not in self.sent and now >= self.attitude.publish_at - _TIME_SLACK:
             self.publish(self.topics.attitude_setpoint, cv.quaternion_stamped(
                 self.types, now, self.topics.world_frame, self.attitude.orientation_xyzw))
@@ -41,6 +44,14 @@ class ScenarioPlayerCore(NodeCore):
             msg = cv.joint_trajectory(self.types, 0.0, goal.joint_names, goal.points)
             self.publish(self.topics.trajectory, msg)
             self.sent.add("trajectory")
+        self._next_at = self._next_goal_time()
+
+    def _next_goal_time(self) -> float:
+        """Earliest publish_at (less the slack) of the goals not sent yet; inf when all are out."""
+        times = [goal.publish_at - _TIME_SLACK for key, goal in (("attitude", self.attitude),
+                                                                 ("trajectory", self.trajectory))
+                 if goal is not None and key not in self.sent]
+        return min(times, default=float("inf"))
 
     @property
     def done(self) -> bool:

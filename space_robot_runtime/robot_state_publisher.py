@@ -17,6 +17,7 @@ import pinocchio as pin
 from space_robot_dynamics.model import urdf_source
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_nodes import conversions as cv
+from space_robot_nodes import message_builders as mb
 from space_robot_nodes.message_types import MessageTypes
 from space_robot_nodes.node_core import SENSE, NodeCore
 
@@ -55,7 +56,11 @@ class RobotStatePublisherCore(NodeCore):
                     self.static_joints.append((parent, child))
         self._frame = {name: system.model.getFrameId(name)
                        for pair in self.static_joints + [(p, c) for _, p, c in self.moving_joints] for name in pair}
-        self._joint_names = [name for name, _, _ in self.moving_joints]
+        self._moving_frames = [(parent, child, self._frame[parent], self._frame[child])
+                               for _, parent, child in self.moving_joints]
+        self._q_index = _JointIndex(system, [name for name, _, _ in self.moving_joints])
+        self._tf = mb.TransformBuilder(types)
+        self._header = types.constructor("std_msgs/msg/Header", ("stamp", "frame_id"))
         self._latest = None
         for topic in sorted(self.descriptions):
             self.add_publication(topic, cv.STRING, transient_local=True)
@@ -88,14 +93,54 @@ class RobotStatePublisherCore(NodeCore):
 
     def publish_tf(self, now: float) -> None:
         msg = self._latest
-        if msg is None or not self.moving_joints:
+        topic = self.topics["tf"]
+        if msg is None or not self.moving_joints or not self.wanted(topic):
             return
-        q = self.system.neutral()
-        position = dict(zip(msg.name, np.asarray(msg.position, dtype=float)))
-        for name in self._joint_names:
-            if name in position:
-                self.system.set_joint_angle(q, name, position[name])
+        q = self._q_index.configuration(msg)
         pin.framesForwardKinematics(self.system.model, self.data, q)
-        stamp = cv.seconds(msg.header.stamp)
-        self.publish(self.topics["tf"], cv.tf_message(
-            self.types, self._transforms(stamp, [(p, c) for _, p, c in self.moving_joints])))
+        placements, stamped, header = self.data.oMf, self._tf.stamped, self._header
+        stamp = msg.header.stamp                       # the joint state's time, as robot_state_publisher
+        to_xyzquat = pin.SE3ToXYZQUAT                  # [x, y, z, qx, qy, qz, qw]
+        transforms = []
+        for parent, child, parent_id, child_id in self._moving_frames:
+            pose = to_xyzquat(placements[parent_id].actInv(placements[child_id])).tolist()
+            transforms.append(stamped(header(stamp, parent), child, pose[:3], pose[3:]))
+        self.publish(topic, self._tf.message(transforms))
+
+
+class _JointIndex:
+    """Model configuration q from a JointState's named positions; joints it does not name stay neutral."""
+
+    def __init__(self, system: SystemModel, joints: list[str]):
+        self.system = system
+        self.joints = list(joints)
+        self.neutral = system.neutral()
+        self._names = None
+        self._plan = None
+
+    def configuration(self, msg) -> np.ndarray:
+        names = msg.name
+        if names is not self._names:                    # a new name list: map it (once for a fixed publisher)
+            self._plan = self._map(list(names))
+            self._names = names if isinstance(names, tuple) else None   # only an immutable list is cached
+        rows, q_index, cos_rows, cos_index = self._plan
+        position = np.asarray(msg.position, dtype=float)
+        q = self.neutral.copy()
+        q[q_index] = position[rows]
+        if len(cos_rows):
+            angles = position[cos_rows]
+            q[cos_index] = np.cos(angles)
+            q[cos_index + 1] = np.sin(angles)
+        return q
+
+    def _map(self, names: list[str]):
+        """(rows, q indices) of the revolute/prismatic joints and (rows, cos indices) of the continuous ones."""
+        row_of = {name: i for i, name in enumerate(names)}
+        plain, continuous = ([], []), ([], [])
+        for joint in self.joints:
+            if joint in row_of:
+                s = self.system.q_slice(joint)
+                target = continuous if s.stop - s.start == 2 else plain
+                target[0].append(row_of[joint])
+                target[1].append(s.start)
+        return tuple(np.array(x, dtype=int) for x in plain + continuous)

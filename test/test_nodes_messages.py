@@ -166,3 +166,44 @@ def test_diagnostic_level_is_a_byte_under_rclpy():
     status = cv.diagnostic_status(BytesLevels(), cv.WARN, "n", "m")
     assert status.level == b"\x01" and cv.level_of(status) == cv.WARN
     assert cv.level_of(cv.diagnostic_status(TYPES, cv.ERROR, "n", "m")) == cv.ERROR
+
+
+def test_the_fast_builders_build_what_the_conversions_build():
+    """message_builders (constant parts made once, one stamp per instant) against the generic conversions,
+    compared on the serialised bytes, at two instants so a stale shared stamp or header would show."""
+    from space_robot_nodes import message_builders as mb
+
+    stamps = mb.Stamps(TYPES)
+    joints = mb.JointStateBuilder(TYPES, ["a", "b", "c"], stamps)
+    odometry = mb.OdometryBuilder(TYPES, "world", "base_link", stamps)
+    transforms = mb.TransformBuilder(TYPES, stamps)
+    command = mb.Float64MultiArrayBuilder(TYPES, 3, "effort")
+    momentum = mb.Vector3StampedBuilder(TYPES, "world", stamps)
+
+    def same(a, b):
+        typename = typename_of(a)
+        assert typename == typename_of(b)
+        assert bytes(TYPES.typestore.serialize_cdr(a, typename)) == bytes(TYPES.typestore.serialize_cdr(b, typename))
+
+    for t in (0.25, 1.0000000004):
+        p, v, e = np.array([0.1, -0.2, 3.0]), np.array([1.0, 2.0, -3.0]), np.array([0.5, 0.0, -0.5])
+        same(joints.build(t, p.copy(), v.copy(), e.copy()), cv.joint_state(TYPES, t, ["a", "b", "c"], p, v, e))
+        pose = ([1.0, 2.0, 3.0], [0.0, 0.0, 0.6, 0.8], [0.1, 0.2, 0.3], [-0.1, -0.2, -0.3])
+        same(odometry.build(t, *pose), cv.odometry(TYPES, t, "world", "base_link", *pose))
+        same(transforms.message([transforms.transform(t, "world", "base_link", pose[0], pose[1])]),
+             cv.tf_message(TYPES, [cv.transform_stamped(TYPES, t, "world", "base_link", pose[0], pose[1])]))
+        same(command.build(e), cv.float64_multi_array(TYPES, e, "effort"))
+        same(momentum.build(t, pose[0]), cv.vector3_stamped(TYPES, t, "world", pose[0]))
+    with pytest.raises(ValueError, match="expected 3 values, got 2"):
+        command.build([1.0, 2.0])
+    data = np.array([1.0, 2.0])
+    assert command.build(np.array([1.0, 2.0, 3.0])).data is not data          # commands are copied
+    assert TYPES.float64_owned(data) is data                                    # handed-over arrays are not
+    with pytest.raises(TypeError, match="fields are"):
+        TYPES.constructor(cv.ODOMETRY, ("child_frame_id", "header", "pose", "twist"))
+
+
+def test_finiteness_check_catches_every_non_finite_value():
+    """all_finite's sum-of-squares shortcut against numpy's element test, overflowing values included."""
+    for values in ([1.0, 2.0], [np.nan, 1.0], [1.0, -np.inf], [np.inf, -np.inf], [1e200, 1e200], [-1e300, 5.0], []):
+        assert cv.all_finite(np.array(values, dtype=float)) == bool(np.isfinite(values).all()), values
