@@ -198,13 +198,18 @@ def read_scenario(reader: ConfigReader, overrides: dict | None = None) -> Scenar
         )
         ev.reject_unknown()
 
+    model = read_model_config(model_reader)
+    nodes = read_nodes_config(nodes_reader)
+    controller = read_controller_config(controller_reader)
+    _check_state_rates(nodes, controller, nodes_reader)
+
     scenario = Scenario(
         name=reader.string("name"),
         description=reader.string("description", ""),
         source=reader.source,
-        model=read_model_config(model_reader),
-        nodes=read_nodes_config(nodes_reader),
-        controller=read_controller_config(controller_reader),
+        model=model,
+        nodes=nodes,
+        controller=controller,
         monitor_data=monitor_data,
         monitor_source=monitor_source,
         simulation=simulation,
@@ -218,6 +223,21 @@ def read_scenario(reader: ConfigReader, overrides: dict | None = None) -> Scenar
     )
     reader.reject_unknown()
     return scenario
+
+
+def _check_state_rates(nodes: NodesConfig, controller: ControllerConfig, nodes_reader: ConfigReader) -> None:
+    """The controller computes a command from a fresh state every period: joint_states, and the odometry of
+    the bus its wheels turn, must come at least at the control rate (other bases, e.g. the free-drifting
+    target, may come slower: the state assembler keeps their last pose and twist)."""
+    dynamics, rate = nodes.dynamics, controller.rate
+    if dynamics.state_rate < rate:
+        raise nodes_reader.error("dynamics.rates.state", f"{dynamics.state_rate:g} Hz is below the controller's "
+                                 f"rate ({rate:g} Hz): every control period needs a new joint state")
+    bus = controller.bus_subtree
+    if bus in dynamics.odometry and dynamics.odometry_rates.get(bus, dynamics.state_rate) < rate:
+        raise nodes_reader.error(f"dynamics.rates.odometry.{bus}", f"{dynamics.odometry_rates[bus]:g} Hz is below "
+                                 f"the controller's rate ({rate:g} Hz): the bus odometry is part of every "
+                                 "control period's state")
 
 
 def _unit(reader: ConfigReader, key: str) -> np.ndarray:

@@ -81,3 +81,16 @@ def test_bench_sawyer_scenario_tracks_without_wheels_or_floating_base():
     s = SimulationRun(scenario, system).run(duration=3.5, progress=False).summary
     assert s["final_goal_error_rad"] < 1e-4 and s["max_attitude_error_rad"] is None
     assert "holonomy_monitor: holonomy" not in s["diagnostics"]
+
+
+@pytest.mark.parametrize("override, field", [({"dynamics.rates.state": 500.0}, "dynamics.rates.state"),
+                                             ({"dynamics.rates.odometry.servicer": 100.0},
+                                              "dynamics.rates.odometry.servicer")])
+def test_state_topics_slower_than_the_controller_are_rejected(override, field):
+    """The controller needs a new joint state and bus odometry every period; the free-drifting target's
+    odometry may be slower (config/nodes.yaml publishes it at 100 Hz)."""
+    from space_robot_dynamics.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=field.replace(".", r"\.") + ": .* below the controller's rate"):
+        load_scenario(DEFAULT, {"nodes": override})
+    assert load_scenario(DEFAULT).nodes.dynamics.odometry_rates["target"] < load_scenario(DEFAULT).controller.rate
