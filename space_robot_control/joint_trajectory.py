@@ -36,6 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from space_robot_dynamics.command_checks import checked_vector
 from space_robot_dynamics.errors import CommandError
 
 LIMIT_POLICIES = ("time_scale", "reject")
@@ -159,7 +160,7 @@ class JointTrajectoryFollower:
     # ---- reference --------------------------------------------------------------------------
     def hold(self, positions) -> None:
         """Drop any trajectory and hold `positions` (rad, configured order) at rest."""
-        self._set_hold(_finite_vector(positions, len(self.joint_names), "positions"))
+        self._set_hold(checked_vector(positions, len(self.joint_names), "positions"))
         self._plan = None
 
     def _set_hold(self, positions: np.ndarray) -> None:
@@ -205,8 +206,8 @@ class JointTrajectoryFollower:
         Raises CommandError naming the field (the current reference is then kept unchanged).
         """
         n = len(self.joint_names)
-        q0 = _finite_vector(positions, n, "state.positions")
-        v0 = _finite_vector(velocities, n, "state.velocities")
+        q0 = checked_vector(positions, n, "state.positions")
+        v0 = checked_vector(velocities, n, "state.velocities")
         now = _finite_number(now, "now")
         start = now if start_time is None else max(now, _finite_number(start_time, "start_time"))
         columns = self._columns(joint_names)
@@ -273,11 +274,11 @@ class JointTrajectoryFollower:
             if not isinstance(point, Sequence) or len(point) != 4:
                 raise CommandError(field, "must be (positions, velocities, accelerations, time_from_start)")
             pos, vel, acc, tfs = point
-            knots_q[k, columns] = _finite_vector(pos, width, f"{field}.positions")
+            knots_q[k, columns] = checked_vector(pos, width, f"{field}.positions")
             if not _absent(vel):
-                knots_v[k, columns] = _finite_vector(vel, width, f"{field}.velocities")
+                knots_v[k, columns] = checked_vector(vel, width, f"{field}.velocities")
             if not _absent(acc):
-                knots_a[k, columns] = _finite_vector(acc, width, f"{field}.accelerations")
+                knots_a[k, columns] = checked_vector(acc, width, f"{field}.accelerations")
             times[k] = _finite_number(tfs, f"{field}.time_from_start")
             if times[k] < 0.0:
                 raise CommandError(f"{field}.time_from_start", f"must be >= 0 s, got {times[k]}")
@@ -340,7 +341,7 @@ def _absent(values) -> bool:
         return True
     try:
         return len(values) == 0
-    except TypeError:        # a scalar: present, and _finite_vector will reject its shape
+    except TypeError:        # a scalar: present, and checked_vector will reject its shape
         return False
 
 
@@ -351,15 +352,3 @@ def _finite_number(value, field: str) -> float:
     if not math.isfinite(value):
         raise CommandError(field, f"must be finite, got {value}")
     return value
-
-
-def _finite_vector(values, size: int, field: str) -> np.ndarray:
-    try:
-        x = np.asarray(values, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise CommandError(field, f"not a list of numbers: {exc}") from exc
-    if x.shape != (size,):
-        raise CommandError(field, f"expected {size} values, got shape {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise CommandError(field, f"non-finite values at indices {np.flatnonzero(~np.isfinite(x)).tolist()}")
-    return x

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
+from ..command_checks import checked_vector
 from ..errors import CommandError
 from .system_model import SystemModel
 
@@ -64,9 +65,9 @@ class SphericalAirBearing:
         acceleration in the platform frame). Seed 001 eq. 21 when the bearing's v and a are zero.
         """
         model = self.system.model
-        q = _vector(q, model.nq, "q")
-        v = _vector(v, model.nv, "v")
-        a = _vector(a, model.nv, "a")
+        q = checked_vector(q, model.nq, "q")
+        v = checked_vector(v, model.nv, "v")
+        a = checked_vector(a, model.nv, "a")
         quaternion = q[self._q]
         if abs(np.linalg.norm(quaternion) - 1.0) > _UNIT_QUATERNION_TOLERANCE:
             raise CommandError("q", f"the bearing attitude {quaternion.tolist()} (x, y, z, w) is not a unit "
@@ -83,10 +84,10 @@ class SphericalAirBearing:
         """
         system = self.system
         n = len(system.arm_joints)
-        positions = _vector(arm_positions, n, "arm_positions")
-        velocities = _vector(arm_velocities, n, "arm_velocities")
-        accelerations = _vector(arm_accelerations, n, "arm_accelerations")
-        attitude = _vector(attitude_xyzw, 4, "attitude_xyzw")
+        positions = checked_vector(arm_positions, n, "arm_positions")
+        velocities = checked_vector(arm_velocities, n, "arm_velocities")
+        accelerations = checked_vector(arm_accelerations, n, "arm_accelerations")
+        attitude = checked_vector(attitude_xyzw, 4, "attitude_xyzw")
         norm = np.linalg.norm(attitude)
         if abs(norm - 1.0) > _UNIT_QUATERNION_TOLERANCE:
             raise CommandError("attitude_xyzw", f"must be a unit quaternion (x, y, z, w), norm is {norm}")
@@ -102,15 +103,3 @@ class SphericalAirBearing:
         x, y, z, w = attitude
         rotation = self._mount_rotation @ pin.Quaternion(w, x, y, z).toRotationMatrix()
         return rotation @ self.torque(q, v, a)
-
-
-def _vector(x, size: int, field: str) -> np.ndarray:
-    try:
-        x = np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise CommandError(field, f"not a numeric vector: {exc}") from exc
-    if x.shape != (size,):
-        raise CommandError(field, f"expected a vector of {size} values, got shape {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise CommandError(field, f"non-finite values at indices {np.flatnonzero(~np.isfinite(x)).tolist()}")
-    return x
