@@ -18,6 +18,7 @@ reaction_wheels.joints order).
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import pinocchio as pin
@@ -86,7 +87,7 @@ class DynamicsCore(NodeCore):
         for subtree in floating_subtrees(self.system):
             self.add_timer(f"odometry.{subtree.name}",
                            1.0 / config.odometry_rates.get(subtree.name, config.state_rate),
-                           lambda _now, subtree=subtree: self.publish_odometry(subtree), SENSE)
+                           partial(self._odometry_timer, subtree), SENSE)
         self.add_timer("tf", 1.0 / config.tf_rate, self.publish_tf, SENSE)
         self.add_timer("clock", 1.0 / config.clock_rate, self.publish_clock, SENSE)
         self.add_timer("momentum", 1.0 / config.momentum_rate, self.publish_momentum, SENSE)
@@ -135,6 +136,9 @@ class DynamicsCore(NodeCore):
     def odometry_message(self, subtree):
         s = self.sim.state
         return self._odometry[subtree.name].build(s.t, *self._bases.lists(subtree, s.q, s.v))
+
+    def _odometry_timer(self, subtree, _now: float) -> None:
+        self.publish_odometry(subtree)
 
     def publish_odometry(self, subtree) -> None:
         topic = self.config.odometry[subtree.name]

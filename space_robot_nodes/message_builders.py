@@ -118,6 +118,11 @@ class TransformBuilder:
         return self._stamped(header, child, self._transform(self._vector(*translation),
                                                             self._quaternion(*rotation_xyzw)))
 
+    def from_xyzquat(self, header, child: str, pose: Sequence[float]):
+        """stamped() from [x, y, z, qx, qy, qz, qw] (pinocchio.SE3ToXYZQUAT order)."""
+        x, y, z, qx, qy, qz, qw = pose
+        return self._stamped(header, child, self._transform(self._vector(x, y, z), self._quaternion(qx, qy, qz, qw)))
+
     def message(self, transforms: list):
         return self._tf(transforms)
 

@@ -102,6 +102,7 @@ class RosbagsMessageTypes(MessageTypes):
         self._types = typestore.types
         self._entries: dict[str, tuple] = {}
         self._constructors: dict[tuple, type] = {}
+        self._missing: dict[tuple, tuple] = {}
 
     def cls(self, typename: str) -> type:
         return self._types[typename]
@@ -137,12 +138,16 @@ class RosbagsMessageTypes(MessageTypes):
             entry = self._entry(typename)
         cls, names, factories = entry
         if len(fields) != len(names):        # fill omitted fields (the hot paths pass every field)
-            unknown = set(fields) - set(names)
-            if unknown:
-                raise TypeError(f"{typename} has no field(s) {sorted(unknown)}")
-            for name, factory in zip(names, factories):
-                if name not in fields:
-                    fields[name] = factory()
+            given = tuple(fields)
+            missing = self._missing.get((typename, given))
+            if missing is None:              # which factories a call with these fields needs, found once
+                unknown = set(fields) - set(names)
+                if unknown:
+                    raise TypeError(f"{typename} has no field(s) {sorted(unknown)}")
+                missing = self._missing[(typename, given)] = tuple(
+                    (name, factory) for name, factory in zip(names, factories) if name not in fields)
+            for name, factory in missing:
+                fields[name] = factory()
         return cls(**fields)
 
     def _entry(self, typename: str) -> tuple:

@@ -247,8 +247,76 @@ def encode_diagnostic_array(msg) -> bytes:
 _BYTES = tuple(bytes((i,)) for i in range(256))
 
 
+# ---- visualization_msgs/Marker (ROS 2 Humble definition) ---------------------------------------------
+_MARKER_IDS = struct.Struct("<3i")          # id, type, action
+_MARKER_POSE_SCALE = struct.Struct("<10d")  # pose position, orientation (x, y, z, w), scale
+_MARKER_COLOUR_LIFE = struct.Struct("<4fiIB")   # color (r, g, b, a), lifetime (sec, nanosec), frame_locked
+_POINT = struct.Struct("<3d")
+_COLOUR = struct.Struct("<4f")
+_UV = struct.Struct("<2f")
+
+
+def _pad(parts: list, pos: int, size: int) -> int:
+    pad = -pos % size
+    if pad:
+        parts.append(b"\x00" * pad)
+    return pos + pad
+
+
+def _uint8_sequence(parts: list, pos: int, data) -> int:
+    pos = _count(parts, pos, len(data))
+    raw = bytes(np.asarray(data, dtype=np.uint8)) if not isinstance(data, (bytes, bytearray)) else bytes(data)
+    parts.append(raw)
+    return pos + len(raw)
+
+
+def encode_marker(msg) -> bytes:
+    header = msg.header
+    stamp = header.stamp
+    parts = [ENCAPSULATION, _STAMP.pack(stamp.sec, stamp.nanosec)]
+    pos = _string(parts, _STAMP.size, header.frame_id)
+    pos = _string(parts, pos, msg.ns)
+    pos = _pad(parts, pos, 4)
+    parts.append(_MARKER_IDS.pack(msg.id, msg.type, msg.action))
+    pos = _pad(parts, pos + _MARKER_IDS.size, 8)
+    pose, scale = msg.pose, msg.scale
+    p, o = pose.position, pose.orientation
+    parts.append(_MARKER_POSE_SCALE.pack(p.x, p.y, p.z, o.x, o.y, o.z, o.w, scale.x, scale.y, scale.z))
+    c, life = msg.color, msg.lifetime
+    parts.append(_MARKER_COLOUR_LIFE.pack(c.r, c.g, c.b, c.a, life.sec, life.nanosec, bool(msg.frame_locked)))
+    pos += _MARKER_POSE_SCALE.size + _MARKER_COLOUR_LIFE.size
+    points = msg.points
+    pos = _count(parts, pos, len(points))
+    if points:
+        pos = _pad(parts, pos, 8)
+        parts += [_POINT.pack(pt.x, pt.y, pt.z) for pt in points]
+        pos += _POINT.size * len(points)
+    colours = msg.colors
+    pos = _count(parts, pos, len(colours))
+    parts += [_COLOUR.pack(c.r, c.g, c.b, c.a) for c in colours]
+    pos += _COLOUR.size * len(colours)
+    pos = _string(parts, pos, msg.texture_resource)
+    texture = msg.texture
+    pos = _pad(parts, pos, 4)
+    parts.append(_STAMP.pack(texture.header.stamp.sec, texture.header.stamp.nanosec))
+    pos = _string(parts, pos + _STAMP.size, texture.header.frame_id)
+    pos = _string(parts, pos, texture.format)
+    pos = _uint8_sequence(parts, pos, texture.data)
+    uv = msg.uv_coordinates
+    pos = _count(parts, pos, len(uv))
+    parts += [_UV.pack(c.u, c.v) for c in uv]
+    pos += _UV.size * len(uv)
+    pos = _string(parts, pos, msg.text)
+    pos = _string(parts, pos, msg.mesh_resource)
+    pos = _string(parts, pos, msg.mesh_file.filename)
+    pos = _uint8_sequence(parts, pos, msg.mesh_file.data)
+    parts.append(_BYTES[bool(msg.mesh_use_embedded_materials)])
+    return b"".join(parts)
+
+
 ENCODERS: dict[str, Callable[[object], bytes]] = {
     "diagnostic_msgs/msg/DiagnosticArray": encode_diagnostic_array,
+    "visualization_msgs/msg/Marker": encode_marker,
     "sensor_msgs/msg/JointState": encode_joint_state,
     "nav_msgs/msg/Odometry": encode_odometry,
     "tf2_msgs/msg/TFMessage": encode_tf_message,

@@ -56,8 +56,12 @@ class RobotStatePublisherCore(NodeCore):
                     self.static_joints.append((parent, child))
         self._frame = {name: system.model.getFrameId(name)
                        for pair in self.static_joints + [(p, c) for _, p, c in self.moving_joints] for name in pair}
-        self._moving_frames = [(parent, child, self._frame[parent], self._frame[child])
-                               for _, parent, child in self.moving_joints]
+        # (parent, child, oMf[parent], oMf[child]): Pinocchio's vector items are views into self.data, which
+        # framesForwardKinematics updates in place, so they are looked up once (test_runtime_bag checks the
+        # published joint transforms against the joint angles)
+        placements = self.data.oMf
+        self._moving_placements = [(parent, child, placements[self._frame[parent]], placements[self._frame[child]])
+                                   for _, parent, child in self.moving_joints]
         self._q_index = _JointIndex(system, [name for name, _, _ in self.moving_joints])
         self._tf = mb.TransformBuilder(types)
         self._header = types.constructor("std_msgs/msg/Header", ("stamp", "frame_id"))
@@ -96,15 +100,11 @@ class RobotStatePublisherCore(NodeCore):
         topic = self.topics["tf"]
         if msg is None or not self.moving_joints or not self.wanted(topic):
             return
-        q = self._q_index.configuration(msg)
-        pin.framesForwardKinematics(self.system.model, self.data, q)
-        placements, stamped, header = self.data.oMf, self._tf.stamped, self._header
+        pin.framesForwardKinematics(self.system.model, self.data, self._q_index.configuration(msg))
+        build, header, to_xyzquat = self._tf.from_xyzquat, self._header, pin.SE3ToXYZQUAT
         stamp = msg.header.stamp                       # the joint state's time, as robot_state_publisher
-        to_xyzquat = pin.SE3ToXYZQUAT                  # [x, y, z, qx, qy, qz, qw]
-        transforms = []
-        for parent, child, parent_id, child_id in self._moving_frames:
-            pose = to_xyzquat(placements[parent_id].actInv(placements[child_id])).tolist()
-            transforms.append(stamped(header(stamp, parent), child, pose[:3], pose[3:]))
+        transforms = [build(header(stamp, parent), child, to_xyzquat(placement.actInv(child_placement)).tolist())
+                      for parent, child, placement, child_placement in self._moving_placements]
         self.publish(topic, self._tf.message(transforms))
 
 

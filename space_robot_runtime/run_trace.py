@@ -101,11 +101,15 @@ class RunTrace:
         elif topic == roles.attitude_setpoint:
             self.setpoint = cv.xyzw_of(msg.quaternion)
         elif topic == roles.diagnostics:
+            levels, counts = self.diagnostic_levels, self.diagnostic_counts
             for status in msg.status:
-                level = cv.level_of(status)
-                self.diagnostic_levels.setdefault(status.name, Series()).add(t, level)
-                counts = self.diagnostic_counts.setdefault(status.name, {})
-                counts[level] = counts.get(level, 0) + 1
+                level, name = cv.level_of(status), status.name
+                series = levels.get(name)
+                if series is None:
+                    series = levels[name] = Series()
+                    counts[name] = {}
+                series.add(t, level)
+                counts[name][level] = counts[name].get(level, 0) + 1
 
     def _joint_rows(self, names: tuple) -> tuple:
         """Rows of the arm and wheel joints in a JointState with these names (None: not all present);

@@ -15,6 +15,7 @@ from space_robot_runtime.bag_recorder import BAG_VERSION, offered_qos
 from space_robot_runtime.mcap_append import CHUNK_LIMIT, ChunkAppender
 
 TYPES = RosbagsMessageTypes()
+MARKER = "visualization_msgs/msg/Marker"
 STORE = TYPES.typestore
 RNG = np.random.default_rng(7)
 
@@ -51,6 +52,26 @@ def random_messages():
                                      [(text(), RNG.normal()) for _ in range(int(RNG.integers(0, 4)))])
                 for _ in range(int(RNG.integers(0, 4)))]
     yield cv.DIAGNOSTIC_ARRAY, cv.diagnostic_array(TYPES, RNG.random() * 1e3, statuses)
+    marker = TYPES.new(MARKER, header=cv.header(TYPES, RNG.random() * 1e3, text()), ns=text(),
+                       id=int(RNG.integers(-5, 5)), type=int(RNG.integers(0, 12)), action=int(RNG.integers(0, 4)),
+                       pose=TYPES.make("geometry_msgs/msg/Pose", position=cv.point(TYPES, RNG.normal(size=3)),
+                                       orientation=cv.quaternion(TYPES, RNG.normal(size=4))),
+                       scale=cv.vector3(TYPES, RNG.normal(size=3)), frame_locked=bool(RNG.random() < 0.5),
+                       text=text(40), mesh_resource=text(), texture_resource=text(),
+                       mesh_use_embedded_materials=bool(RNG.random() < 0.5))
+    marker.color = TYPES.make("std_msgs/msg/ColorRGBA", **dict(zip("rgba", RNG.random(4).tolist())))
+    marker.lifetime = cv.duration_msg(TYPES, RNG.random() * 10)
+    marker.points = [cv.point(TYPES, RNG.normal(size=3)) for _ in range(int(RNG.integers(0, 3)))]
+    marker.colors = [TYPES.make("std_msgs/msg/ColorRGBA", **dict(zip("rgba", RNG.random(4).tolist())))
+                     for _ in range(int(RNG.integers(0, 3)))]
+    marker.uv_coordinates = [TYPES.make("visualization_msgs/msg/UVCoordinate", u=float(RNG.random()),
+                                        v=float(RNG.random())) for _ in range(int(RNG.integers(0, 3)))]
+    marker.texture.header = cv.header(TYPES, RNG.random(), text())
+    marker.texture.format = text()
+    marker.texture.data = RNG.integers(0, 256, size=int(RNG.integers(0, 7)), dtype=np.uint8)
+    marker.mesh_file.filename = text()
+    marker.mesh_file.data = RNG.integers(0, 256, size=int(RNG.integers(0, 7)), dtype=np.uint8)
+    yield MARKER, marker
 
 
 def test_every_fast_encoder_writes_the_bytes_rosbags_writes():
@@ -61,7 +82,7 @@ def test_every_fast_encoder_writes_the_bytes_rosbags_writes():
             assert encode(msg) == bytes(STORE.serialize_cdr(msg, msgtype)), msgtype
             checked.add(msgtype)
     assert checked == set(cdr_encoders.ENCODERS)
-    assert cdr_encoders.encoder_for("visualization_msgs/msg/Marker") is None     # the rest go through rosbags
+    assert cdr_encoders.encoder_for(cv.JOINT_TRAJECTORY) is None     # the rest go through rosbags
 
 
 def test_the_encoders_follow_a_change_of_names_or_lengths():
