@@ -87,7 +87,8 @@ class DynamicsCore(NodeCore):
         for subtree in floating_subtrees(self.system):
             self.add_timer(f"odometry.{subtree.name}",
                            1.0 / config.odometry_rates.get(subtree.name, config.state_rate),
-                           partial(self._odometry_timer, subtree), SENSE)
+                           partial(self._odometry_timer, subtree, config.odometry[subtree.name],
+                                   self._odometry[subtree.name]), SENSE)
         self.add_timer("tf", 1.0 / config.tf_rate, self.publish_tf, SENSE)
         self.add_timer("clock", 1.0 / config.clock_rate, self.publish_clock, SENSE)
         self.add_timer("momentum", 1.0 / config.momentum_rate, self.publish_momentum, SENSE)
@@ -137,13 +138,10 @@ class DynamicsCore(NodeCore):
         s = self.sim.state
         return self._odometry[subtree.name].build(s.t, *self._bases.lists(subtree, s.q, s.v))
 
-    def _odometry_timer(self, subtree, _now: float) -> None:
-        self.publish_odometry(subtree)
-
-    def publish_odometry(self, subtree) -> None:
-        topic = self.config.odometry[subtree.name]
+    def _odometry_timer(self, subtree, topic: str, builder: mb.OdometryBuilder, _now: float) -> None:
         if self.wanted(topic):
-            self.publish(topic, self.odometry_message(subtree))
+            s = self.sim.state
+            self.publish(topic, builder.build(s.t, *self._bases.lists(subtree, s.q, s.v)))
 
     def publish_state(self) -> None:
         """joint_states and every odometry now (the runtime's final sample), whoever listens."""

@@ -85,7 +85,11 @@ class NodeCore:
         self._publish = publish
         self._now = now
         self._wanted = wanted if wanted is not None else _always
-        if type(self).now is NodeCore.now:    # a core without a clock of its own reads the host's directly
+        # the host's functions themselves, one call less per use (these run several times a physics step),
+        # unless a core defines its own (the dynamics core is the clock of the simulation)
+        if type(self).publish is NodeCore.publish:
+            self.publish = publish
+        if type(self).now is NodeCore.now:
             self.now = now
         if type(self).wanted is NodeCore.wanted:
             self.wanted = self._wanted

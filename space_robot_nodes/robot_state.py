@@ -66,14 +66,14 @@ class BaseKinematics:
                     and model.frames[subtree.base_frame_id].placement.isIdentity()
                     and model.frames[subtree.base_frame_id].parentJoint == subtree.root_joint_id):
                 self._direct[subtree.name] = (joint.idx_q, joint.idx_v)
-
-    def compute(self, q: np.ndarray, v: np.ndarray) -> dict[str, BasePose]:
-        return {subtree.name: self.compute_one(subtree, q, v) for subtree in floating_subtrees(self.system)}
+        # the same by subtree object identity: lists() runs at 1 kHz and subtree.name is a property
+        self._direct_by_subtree = {id(s): self._direct[s.name] for s in floating_subtrees(system)
+                                   if s.name in self._direct}
 
     def lists(self, subtree, q: np.ndarray, v: np.ndarray) -> tuple[list, list, list, list]:
         """compute_one as Python floats (position, orientation_xyzw, linear, angular), the message builders'
         fast input."""
-        direct = self._direct.get(subtree.name)
+        direct = self._direct_by_subtree.get(id(subtree))
         if direct is not None:
             iq, iv = direct
             pose, twist = q[iq:iq + 7].tolist(), v[iv:iv + 6].tolist()

@@ -84,17 +84,6 @@ class BagRecorder:
             self._routes[key] = None if info is None else _Stream(self, topic, info)
         return self._routes[key]
 
-    def wants(self, topic: str, publisher: str, time_ns: int) -> bool:
-        """Would a message of `publisher` on `topic` at `time_ns` be recorded?"""
-        stream = self.route(topic, publisher)
-        return stream is not None and time_ns >= stream.due_ns
-
-    def __call__(self, topic: str, msg: Any, time_ns: int, publisher: str = "") -> None:
-        """Offer one message (what the graph does through route())."""
-        stream = self.route(topic, publisher)
-        if stream is not None and time_ns >= stream.due_ns:
-            stream.record(msg, time_ns)
-
     def set_custom_data(self, key: str, value: str) -> None:
         if self.writer is not None:
             self.writer.set_custom_data(key, value)
