@@ -136,12 +136,12 @@ class DynamicsCore(NodeCore):
 
     def odometry_message(self, subtree):
         s = self.sim.state
-        return self._odometry[subtree.name].build(s.t, *self._bases.lists(subtree, s.q, s.v))
+        return self._odometry[subtree.name].build_from(s.t, *self._bases.lists(subtree, s.q, s.v))
 
     def _odometry_timer(self, subtree, topic: str, builder: mb.OdometryBuilder, _now: float) -> None:
         if self.wanted(topic):
             s = self.sim.state
-            self.publish(topic, builder.build(s.t, *self._bases.lists(subtree, s.q, s.v)))
+            self.publish(topic, builder.build_from(s.t, *self._bases.lists(subtree, s.q, s.v)))
 
     def publish_state(self) -> None:
         """joint_states and every odometry now (the runtime's final sample), whoever listens."""
@@ -157,8 +157,8 @@ class DynamicsCore(NodeCore):
         tf, world = self._transforms, self.config.world_frame
         transforms = []
         for subtree in self._floating:
-            position, orientation, _linear, _angular = self._bases.lists(subtree, s.q, s.v)
-            transforms.append(tf.transform(s.t, world, subtree.base_link, position, orientation))
+            pose, _twist = self._bases.lists(subtree, s.q, s.v)
+            transforms.append(tf.transform(s.t, world, subtree.base_link, pose[:3], pose[3:]))
         self.publish(topic, tf.message(transforms))
 
     def publish_clock(self, _now: float | None = None) -> None:

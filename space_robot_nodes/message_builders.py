@@ -89,11 +89,17 @@ class OdometryBuilder:
               linear_velocity: Sequence[float], angular_velocity: Sequence[float]):
         """Position (m) and orientation in frame_id; velocities (m/s, rad/s) in child_frame_id, as Python
         floats (ndarray.tolist() is the fast input)."""
+        return self.build_from(t, [*position, *orientation_xyzw], [*linear_velocity, *angular_velocity])
+
+    def build_from(self, t: float, pose: Sequence[float], twist: Sequence[float]):
+        """The same from [x, y, z, qx, qy, qz, qw] and [vx, vy, vz, wx, wy, wz] (a free flyer's q and v)."""
+        x, y, z, qx, qy, qz, qw = pose
+        vx, vy, vz, wx, wy, wz = twist
         vector = self._vector
-        pose = self._pose(self._point(*position), self._quaternion(*orientation_xyzw))
-        twist = self._twist(vector(*linear_velocity), vector(*angular_velocity))
-        return self._odometry(self.stamps.header(t, self.frame_id), self.child_frame_id,
-                              self._pose_cov(pose, self._covariance), self._twist_cov(twist, self._covariance))
+        return self._odometry(
+            self.stamps.header(t, self.frame_id), self.child_frame_id,
+            self._pose_cov(self._pose(self._point(x, y, z), self._quaternion(qx, qy, qz, qw)), self._covariance),
+            self._twist_cov(self._twist(vector(vx, vy, vz), vector(wx, wy, wz)), self._covariance))
 
 
 class TransformBuilder:

@@ -70,17 +70,16 @@ class BaseKinematics:
         self._direct_by_subtree = {id(s): self._direct[s.name] for s in floating_subtrees(system)
                                    if s.name in self._direct}
 
-    def lists(self, subtree, q: np.ndarray, v: np.ndarray) -> tuple[list, list, list, list]:
-        """compute_one as Python floats (position, orientation_xyzw, linear, angular), the message builders'
-        fast input."""
+    def lists(self, subtree, q: np.ndarray, v: np.ndarray) -> tuple[list, list]:
+        """compute_one as Python floats, [x, y, z, qx, qy, qz, qw] and [vx, vy, vz, wx, wy, wz] (the message
+        builders' fast input)."""
         direct = self._direct_by_subtree.get(id(subtree))
         if direct is not None:
             iq, iv = direct
-            pose, twist = q[iq:iq + 7].tolist(), v[iv:iv + 6].tolist()
-            return pose[:3], pose[3:], twist[:3], twist[3:]
+            return q[iq:iq + 7].tolist(), v[iv:iv + 6].tolist()
         base = self.compute_one(subtree, q, v)
-        return (base.position.tolist(), base.orientation_xyzw.tolist(), base.linear_velocity.tolist(),
-                base.angular_velocity.tolist())
+        return ([*base.position.tolist(), *base.orientation_xyzw.tolist()],
+                [*base.linear_velocity.tolist(), *base.angular_velocity.tolist()])
 
     def compute_one(self, subtree, q: np.ndarray, v: np.ndarray) -> BasePose:
         direct = self._direct.get(subtree.name)
