@@ -1,15 +1,17 @@
-"""Simulation bring-up: dynamics, controller, holonomy monitor, scenario goals, two robot_state_publishers, RViz.
+"""Simulation bring-up: dynamics, controller, holonomy monitor, scenario goals, robot_state_publishers, RViz.
 
     ros2 launch space_robot simulation.launch.py [scenario:=PATH] [rviz:=true|false] [use_sim_time:=true|false]
 
 The dynamics node paces simulated time on the wall clock and publishes /clock; every other node runs on
-simulated time (use_sim_time). The target's robot_state_publisher runs in namespace `target` with
-frame_prefix `target/`, matched by the RViz RobotModel's TF Prefix `target`.
+simulated time (use_sim_time). One robot_state_publisher per subtree of the scenario's model (the URDFs the
+dynamics node simulates, space_robot_nodes.robot_descriptions): the servicer's on robot_description, the
+target's with frame_prefix `target/` on target/robot_description, matched by the RViz RobotModel's TF Prefix
+`target`. Every node stays in the launch's namespace, so joint_states and the rest resolve alike for all.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
-from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
@@ -17,16 +19,38 @@ from launch_ros.substitutions import FindPackageShare
 PACKAGE = "space_robot"
 
 
+def scenario_nodes(context, *_args, **_kwargs):
+    """The nodes that depend on what the scenario holds, read when the launch runs (the scenario argument is
+    known only then): a robot_state_publisher per model subtree, and the holonomy monitor if the scenario
+    has one (a fixed-base model has none)."""
+    from space_robot_nodes.robot_descriptions import DESCRIPTION_TOPIC, robot_descriptions
+    from space_robot_nodes.scenario import load_scenario
+
+    path = LaunchConfiguration("scenario").perform(context)
+    scenario = load_scenario(path)
+    sim_time = {"use_sim_time": LaunchConfiguration("use_sim_time").perform(context).lower() in ("true", "1")}
+    nodes = []
+    for description in robot_descriptions(scenario.model):
+        prefixed = bool(description.namespace)
+        nodes.append(Node(
+            package="robot_state_publisher", executable="robot_state_publisher", output="screen",
+            name=f"{description.namespace.replace('/', '_')}_robot_state_publisher" if prefixed
+            else "robot_state_publisher",
+            # a string parameter (without value_type launch_ros would try to parse the URDF as YAML)
+            parameters=[{"robot_description": ParameterValue(description.urdf, value_type=str),
+                         "frame_prefix": description.frame_prefix}, sim_time],
+            remappings=[(DESCRIPTION_TOPIC, description.topic)] if prefixed else []))
+    if scenario.monitor_data is not None:
+        nodes.append(Node(package=PACKAGE, executable="holonomy_monitor_node", name="holonomy_monitor",
+                          output="screen", parameters=[{"scenario": path}, sim_time]))
+    return nodes
+
+
 def generate_launch_description():
     share = FindPackageShare(PACKAGE)
     scenario = LaunchConfiguration("scenario")
     use_sim_time = LaunchConfiguration("use_sim_time")
     rviz = LaunchConfiguration("rviz")
-
-    def description(urdf: str):
-        # xacro-expanded URDF as a string parameter (without value_type launch_ros would try to parse it as YAML)
-        return ParameterValue(Command(["xacro ", PathJoinSubstitution([share, "urdf", urdf])]), value_type=str)
-
     sim_time = {"use_sim_time": use_sim_time}
     return LaunchDescription([
         DeclareLaunchArgument("scenario", default_value=PathJoinSubstitution(
@@ -34,18 +58,11 @@ def generate_launch_description():
         DeclareLaunchArgument("rviz", default_value="true", description="start RViz"),
         DeclareLaunchArgument("use_sim_time", default_value="true",
                               description="run the controller, monitor and viewers on the simulation's /clock"),
-        Node(package="robot_state_publisher", executable="robot_state_publisher", name="robot_state_publisher",
-             output="screen", parameters=[{"robot_description": description("servicer.urdf.xacro")}, sim_time]),
-        Node(package="robot_state_publisher", executable="robot_state_publisher", name="robot_state_publisher",
-             namespace="target", output="screen",
-             parameters=[{"robot_description": description("target.urdf.xacro"), "frame_prefix": "target/"},
-                         sim_time]),
+        OpaqueFunction(function=scenario_nodes),
         # The clock source: never on simulated time itself.
         Node(package=PACKAGE, executable="dynamics_node", name="dynamics", output="screen",
              parameters=[{"scenario": scenario}]),
         Node(package=PACKAGE, executable="controller_node", name="controller", output="screen",
-             parameters=[{"scenario": scenario}, sim_time]),
-        Node(package=PACKAGE, executable="holonomy_monitor_node", name="holonomy_monitor", output="screen",
              parameters=[{"scenario": scenario}, sim_time]),
         Node(package=PACKAGE, executable="scenario_player", name="scenario_player", output="screen",
              parameters=[{"scenario": scenario}, sim_time]),

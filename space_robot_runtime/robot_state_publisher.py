@@ -14,19 +14,14 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pinocchio as pin
 
-from space_robot_dynamics.model import urdf_source
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_nodes import conversions as cv
 from space_robot_nodes import message_builders as mb
 from space_robot_nodes.message_types import MessageTypes
 from space_robot_nodes.node_core import SENSE, NodeCore
+from space_robot_nodes.robot_descriptions import robot_descriptions
 
 MOVING = ("revolute", "continuous", "prismatic")
-
-
-def description_topic(frame_prefix: str) -> str:
-    namespace = frame_prefix.strip("/")
-    return f"{namespace}/robot_description" if namespace else "robot_description"
 
 
 class RobotStatePublisherCore(NodeCore):
@@ -41,13 +36,10 @@ class RobotStatePublisherCore(NodeCore):
         self.descriptions: dict[str, str] = {}
         self.static_joints: list[tuple[str, str]] = []     # (parent frame, child frame), prefixed
         self.moving_joints: list[tuple[str, str, str]] = []  # (joint name in the model, parent, child)
-        for subtree in system.subtrees:
-            config = subtree.config
-            urdf = urdf_source.expand(config.urdf, config.xacro_args)
-            topic = description_topic(config.frame_prefix)
-            self.descriptions[topic] = urdf
-            prefix = config.frame_prefix
-            for joint in ET.fromstring(urdf).findall("joint"):
+        for description in robot_descriptions(system.config):
+            self.descriptions[description.topic] = description.urdf
+            prefix = description.frame_prefix
+            for joint in ET.fromstring(description.urdf).findall("joint"):
                 parent = prefix + joint.find("parent").get("link")
                 child = prefix + joint.find("child").get("link")
                 if joint.get("type") in MOVING:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -82,3 +84,105 @@ def test_glue_imports_and_explains_itself_without_rclpy(module, capsys):
     if importlib.util.find_spec("rclpy") is None:          # with ROS, the launch test runs the nodes instead
         assert glue.main([]) == 1
         assert "rclpy is not available" in capsys.readouterr().err
+
+
+# ---- executing the launch files against a stand-in of the launch API ------------------------------------
+class _Action:
+    """Records how a launch action or substitution was constructed."""
+
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+
+class _LaunchConfiguration(_Action):
+    def perform(self, context: dict) -> str:      # launch.substitutions.LaunchConfiguration.perform(context)
+        return context[self.args[0]]
+
+
+class _OpaqueFunction(_Action):
+    def execute(self, context: dict) -> list:     # what launch does with OpaqueFunction(function=f)
+        return self.kwargs["function"](context)
+
+
+def _stub_launch_api(monkeypatch) -> None:
+    import types
+
+    names = {"launch": ["LaunchDescription"], "launch.actions": ["DeclareLaunchArgument", "OpaqueFunction"],
+             "launch.conditions": ["IfCondition"],
+             "launch.substitutions": ["Command", "LaunchConfiguration", "PathJoinSubstitution"],
+             "launch_ros": [], "launch_ros.actions": ["Node"], "launch_ros.parameter_descriptions": ["ParameterValue"],
+             "launch_ros.substitutions": ["FindPackageShare"]}
+    special = {"LaunchConfiguration": _LaunchConfiguration, "OpaqueFunction": _OpaqueFunction}
+    for module_name, classes in names.items():
+        module = types.ModuleType(module_name)
+        for name in classes:
+            setattr(module, name, special.get(name) or type(name, (_Action,), {}))
+        monkeypatch.setitem(sys.modules, module_name, module)
+
+
+def _launched_nodes(monkeypatch, launch_file: str, scenario: Path) -> list[_Action]:
+    """Every Node the launch file starts for `scenario`, opaque functions executed."""
+    _stub_launch_api(monkeypatch)
+    spec = importlib.util.spec_from_file_location("launch_under_test", ROOT / "launch" / launch_file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    context = {"scenario": str(scenario), "use_sim_time": "true", "rviz": "false"}
+    nodes = []
+    for action in module.generate_launch_description().args[0]:
+        for item in action.execute(context) if isinstance(action, _OpaqueFunction) else [action]:
+            if type(item).__name__ == "Node":
+                nodes.append(item)
+    return nodes
+
+
+def _robot_state_publishers(nodes) -> dict[str, dict]:
+    """frame_prefix -> {urdf root element, remappings, use_sim_time} of each robot_state_publisher."""
+    out = {}
+    for node in nodes:
+        if node.kwargs["executable"] == "robot_state_publisher":
+            params, sim_time = node.kwargs["parameters"]
+            value = params["robot_description"]
+            assert value.kwargs.get("value_type") is str      # launch_ros must not parse the URDF as YAML
+            out[params["frame_prefix"]] = {"urdf": ET.fromstring(value.args[0]),
+                                           "remappings": node.kwargs.get("remappings", []),
+                                           "use_sim_time": sim_time["use_sim_time"], "name": node.kwargs["name"]}
+    return out
+
+
+def test_simulation_launch_describes_the_scenarios_model(monkeypatch):
+    """Default scenario: the servicer (bus, wheels, Sawyer arm) on robot_description and the target with
+    frame_prefix target/ on target/robot_description, as the RViz config reads them; the monitor runs."""
+    nodes = _launched_nodes(monkeypatch, "simulation.launch.py",
+                            ROOT / "config" / "scenarios" / "servicer_pregrasp.yaml")
+    rsp = _robot_state_publishers(nodes)
+    assert set(rsp) == {"", "target/"}
+    servicer_links = {link.get("name") for link in rsp[""]["urdf"].findall("link")}
+    assert {"base_link", "right_l6", "rw_x", "rw_y", "rw_z"} <= servicer_links
+    assert "grapple_frame" in {link.get("name") for link in rsp["target/"]["urdf"].findall("link")}
+    assert rsp[""]["remappings"] == [] and rsp["target/"]["remappings"] == [("robot_description",
+                                                                              "target/robot_description")]
+    assert rsp[""]["name"] != rsp["target/"]["name"]
+    assert all(r["use_sim_time"] is True for r in rsp.values())
+    assert "holonomy_monitor_node" in {n.kwargs["executable"] for n in nodes}
+
+
+def test_simulation_launch_follows_another_scenario(monkeypatch):
+    """The bench Sawyer scenario (fixed base, no monitor): one robot_state_publisher with the Sawyer URDF,
+    no target and no holonomy monitor (it would refuse a fixed-base model)."""
+    nodes = _launched_nodes(monkeypatch, "simulation.launch.py", ROOT / "config" / "scenarios" / "sawyer_lab.yaml")
+    rsp = _robot_state_publishers(nodes)
+    assert list(rsp) == [""]
+    joints = {j.get("name") for j in rsp[""]["urdf"].findall("joint") if j.get("type") == "revolute"}
+    assert {f"right_j{i}" for i in range(7)} <= joints
+    assert not {"rw_x", "grapple_frame"} & {link.get("name") for link in rsp[""]["urdf"].findall("link")}
+    assert "holonomy_monitor_node" not in {n.kwargs["executable"] for n in nodes}
+
+
+@pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
+def test_launch_file_runs_against_the_launch_api(monkeypatch, path):
+    """generate_launch_description() and its opaque functions run (default scenarios) and start only console
+    scripts of this package besides robot_state_publisher and rviz2."""
+    defaults = {"simulation.launch.py": "servicer_pregrasp.yaml", "sawyer.launch.py": "sawyer_lab.yaml"}
+    nodes = _launched_nodes(monkeypatch, path.name, ROOT / "config" / "scenarios" / defaults[path.name])
+    ours = {n.kwargs["executable"] for n in nodes if n.kwargs["package"] == "space_robot"}
+    assert ours and ours <= set(console_scripts())
