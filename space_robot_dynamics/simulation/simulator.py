@@ -11,6 +11,7 @@ Energy accounting, so that T(t) - T(0) = actuator_work - dissipated_energy (zero
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +23,7 @@ from ..errors import SimulationDivergedError
 from ..model.system_model import SystemModel
 from .integrators import INTEGRATORS
 from .joint_dissipation import JointDissipation, check_explicit_stability
-from .reaction_wheels import saturate_wheel_torque
+from .reaction_wheels import cut_speeding_wheels
 from .state import AuxLayout, SimState
 from .system_momentum import MomentumState, momentum_state
 
@@ -89,12 +90,21 @@ class Simulator:
         self.layout = AuxLayout()
         if self.dissipation is not None:
             self.layout.add("dissipated_energy", 1)   # _rhs returns its rate right after vdot
+        self._dt = settings.dt
+        self._rhs = self._aba if self.dissipation is None else self._aba_dissipative
+        # Actuator commands travel as one vector: arm joints then wheels.
+        self._n_arm = len(system.arm_joints)
+        self._n_actuated = self._n_arm + len(system.wheel_joints)
+        self._actuated_v = _as_slice(np.concatenate((system.arm_v, system.wheel_v)))
+        self._wheel_v = _as_slice(system.wheel_v)
+        self._lower = -np.concatenate((system.arm_effort_limit, system.wheel_max_torque))
+        self._upper = -self._lower
+        self._wheel_max_speed = system.wheel_max_speed.tolist()
         self._actuator_work = 0.0
         self._tau_cmd = np.zeros(self.model.nv)
-        self._arm_applied = np.zeros(len(system.arm_joints))
-        self._wheel_applied = np.zeros(len(system.wheel_joints))
-        self._arm_command = np.zeros(len(system.arm_joints))
-        self._wheel_command = np.zeros(len(system.wheel_joints))
+        self._applied = np.zeros(self._n_actuated)
+        self._command = np.zeros(self._n_actuated)
+        self._no_aux = np.zeros(0)
         self.state = SimState(0.0, system.neutral(), np.zeros(self.model.nv), np.zeros(self.layout.size),
                               self.layout)
         self.reset(q0, v0)
@@ -126,38 +136,58 @@ class Simulator:
         Raises CommandError (nothing changes) on a wrong length or a NaN/inf. Arm torques are clipped
         to the URDF effort limits; wheel torques to max_torque and cut at max_speed.
         """
-        system = self.system
-        arm = np.zeros(len(system.arm_joints)) if arm_torque is None else \
-            checked_vector(arm_torque, len(system.arm_joints), "arm_torque")
-        wheel = np.zeros(len(system.wheel_joints)) if wheel_torque is None else \
-            checked_vector(wheel_torque, len(system.wheel_joints), "wheel_torque")
-        arm_applied = np.minimum(np.maximum(arm, -system.arm_effort_limit), system.arm_effort_limit)
-        wheel_applied = saturate_wheel_torque(wheel, self.state.v[system.wheel_v], system.wheel_max_torque,
-                                              system.wheel_max_speed)
-        self._tau_cmd[system.arm_v] = arm_applied     # other entries stay zero (set in __init__)
-        self._tau_cmd[system.wheel_v] = wheel_applied
-        self._arm_applied, self._wheel_applied = arm_applied, wheel_applied
-        self._arm_command, self._wheel_command = arm, wheel   # saturation flags are worked out in observe()
+        command = self._checked_command(arm_torque, wheel_torque)
+        applied = np.minimum(np.maximum(command, self._lower), self._upper)
+        cut_speeding_wheels(applied[self._n_arm:], self.state.v[self._wheel_v].tolist(), self._wheel_max_speed)
+        self._tau_cmd[self._actuated_v] = applied     # other entries stay zero (set in __init__)
+        self._applied, self._command = applied, command   # saturation flags are worked out in observe()
+
+    def _checked_command(self, arm_torque, wheel_torque) -> np.ndarray:
+        """[arm_torque, wheel_torque] as a new float vector, or CommandError naming the field.
+
+        A float64 vector of the right length is copied in as it is; anything else goes through
+        checked_vector. One dot product then screens both parts for NaN/inf; only when it is not finite
+        (a bad value, or squares beyond 1e308) are the parts checked one by one, for the error message.
+        """
+        n_arm, n_wheel = self._n_arm, self._n_actuated - self._n_arm
+        command = np.zeros(self._n_actuated)
+        if arm_torque is not None:
+            command[:n_arm] = arm_torque if _is_float_vector(arm_torque, n_arm) else \
+                checked_vector(arm_torque, n_arm, "arm_torque")
+        if wheel_torque is not None:
+            command[n_arm:] = wheel_torque if _is_float_vector(wheel_torque, n_wheel) else \
+                checked_vector(wheel_torque, n_wheel, "wheel_torque")
+        if not math.isfinite(command.dot(command)):
+            checked_vector(command[:n_arm], n_arm, "arm_torque")
+            checked_vector(command[n_arm:], n_wheel, "wheel_torque")
+        return command
 
     def step(self, arm_torque=None, wheel_torque=None) -> SimState:
         """Advance one dt with the given torques (see set_command); returns the new state."""
         self.set_command(arm_torque, wheel_torque)
-        s, nv = self.state, self.model.nv
-        y0 = s.v if self.dissipation is None else np.concatenate((s.v, s.z))
-        q, y, dq = self.integrator.step(self._rhs, s.q, y0, self.settings.dt)
-        if not (np.isfinite(y).all() and np.isfinite(q).all()):
-            # Never pass a NaN on: keep the last finite state and say why the step failed.
-            raise SimulationDivergedError(s.t, np.flatnonzero(~np.isfinite(y[:nv])).tolist(),
+        s = self.state
+        if self.dissipation is None:
+            q, v, dq = self.integrator.step(self._rhs, s.q, s.v, self._dt)
+            y, z = v, self._no_aux
+        else:
+            q, y, dq = self.integrator.step(self._rhs, s.q, np.concatenate((s.v, s.z)), self._dt)
+            v, z = y[:self.model.nv], y[self.model.nv:]
+        # Never pass a NaN on: keep the last finite state and say why the step failed. One dot product
+        # screens for NaN/inf (or squares beyond 1e308); the element-wise test decides.
+        if not math.isfinite(y.dot(y) + q.dot(q)) and not (np.isfinite(y).all() and np.isfinite(q).all()):
+            raise SimulationDivergedError(s.t, np.flatnonzero(~np.isfinite(v)).tolist(),
                                           np.flatnonzero(~np.isfinite(q)).tolist())
-        self._actuator_work += float(self._tau_cmd @ dq)
-        self.state = SimState(s.t + self.settings.dt, q, y[:nv], y[nv:], self.layout)
+        self._actuator_work += float(self._tau_cmd.dot(dq))
+        self.state = SimState(s.t + self._dt, q, v, z, self.layout)
         return self.state
 
-    def _rhs(self, q: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """ydot = vdot at (q, y = v) under the latched command; with dissipation on, y = [v, dissipated
-        energy] and ydot = [vdot, dissipated power]."""
-        if self.dissipation is None:
-            return pin.aba(self.model, self.data, q, y, self._tau_cmd)
+    def _aba(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """vdot at (q, v) under the latched command (no auxiliary states)."""
+        return pin.aba(self.model, self.data, q, v, self._tau_cmd)
+
+    def _aba_dissipative(self, q: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """ydot = [vdot, dissipated power] at (q, y = [v, dissipated energy]) under the latched command
+        plus the joint damping and friction torques."""
         nv, idx = self.model.nv, self.dissipation.v_indices
         v = y[:nv]
         tau_d = self.dissipation.torque(v)
@@ -172,7 +202,7 @@ class Simulator:
     @property
     def applied_torques(self) -> tuple[np.ndarray, np.ndarray]:
         """(arm, wheel) torques in N m applied over the last step, after limits; cheap, unlike observe()."""
-        return self._arm_applied, self._wheel_applied
+        return self._applied[:self._n_arm], self._applied[self._n_arm:]
 
     def observe(self) -> Observation:
         """Everything users plot or publish, computed from the current state."""
@@ -189,9 +219,22 @@ class Simulator:
         return Observation(
             t=s.t, q=s.q.copy(), v=s.v.copy(), bases=bases,
             momentum=momentum_state(model, data, s.q, s.v),
-            arm_torque=self._arm_applied.copy(), wheel_torque=self._wheel_applied.copy(),
-            saturated=np.concatenate([self._arm_applied != self._arm_command,
-                                      self._wheel_applied != self._wheel_command]),
+            arm_torque=self._applied[:self._n_arm].copy(), wheel_torque=self._applied[self._n_arm:].copy(),
+            saturated=self._applied != self._command,
             actuator_work=self._actuator_work,
             dissipated_energy=float(s.aux("dissipated_energy")[0]) if self.dissipation is not None else 0.0,
         )
+
+
+def _is_float_vector(x, size: int) -> bool:
+    """x is already what checked_vector would return, short of the finiteness test."""
+    return type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (size,)
+
+
+def _as_slice(indices: np.ndarray) -> slice | np.ndarray:
+    """Ascending consecutive indices as a slice (a view, cheaper to index with), else the indices."""
+    if len(indices) == 0:
+        return slice(0, 0)
+    if np.array_equal(indices, np.arange(indices[0], indices[0] + len(indices))):
+        return slice(int(indices[0]), int(indices[0]) + len(indices))
+    return indices
