@@ -48,6 +48,7 @@ class ManifoldRK4:
             elif kind == "JointModelPlanar":
                 self._se2.append(slice(joint.idx_v, joint.idx_v + 3))
         self._k = np.empty((4, model.nv))   # rows k1 = v0, k2, k3, k4: configuration rates, tangent at q0
+        self._k_rows = list(self._k)        # views, indexed in the loop at list (not array) cost
         self._d = np.empty((5, 0))          # rows y0, d1 .. d4 (sized on the first step: y may carry aux states)
         self._dt = None                     # the step the combination weights below were made for
 
@@ -88,16 +89,16 @@ class ManifoldRK4:
         model, nv = self.model, self.model.nv
         if dt != self._dt or self._d.shape[1] != y0.shape[0]:
             self._prepare(y0.shape[0], dt)
-        d, k = self._d, self._k
+        d, k = self._d, self._k_rows
         d[0] = y0
-        k[0] = y0[:nv]                                       # dexp^-1(0) = identity
+        k[0][:] = y0[:nv]                                    # dexp^-1(0) = identity
         d[1] = f(q0, y0)
         for i, (weights, rows, scale) in enumerate(self._stages, start=1):
             xi = scale * k[i - 1]
             y = weights.dot(rows)
             d[i + 1] = f(pin.integrate(model, q0, xi), y)
             self.dexp_inv(q0, xi, y[:nv], k[i])
-        dq = self._q_weights.dot(k)
+        dq = self._q_weights.dot(self._k)
         return pin.integrate(model, q0, dq), self._y_weights.dot(d), dq
 
 
