@@ -7,6 +7,8 @@ base_link -> world, frame_id world).
 Publishes at the controller's rate (config/controller.yaml, 1 kHz): arm_effort_controller/commands and
 reaction_wheel_effort_controller/commands (std_msgs/Float64MultiArray, ros2_control forward-command
 controller interface, in the controller's joint orders), plus diagnostics.
+FollowJointTrajectory goals (arm_controller/follow_joint_trajectory, served under ROS 2 by
+ros/trajectory_action_server.py) are checked after each control update: trajectory_execution.py.
 
 Safety: a malformed goal or setpoint is rejected with an ERROR diagnostic and the current reference kept;
 a trajectory arriving before the first state is applied at the first update. With no state, or a state
@@ -26,6 +28,7 @@ from .message_types import MessageTypes
 from .node_config import ControllerNodeConfig
 from .node_core import CONTROL, MONITOR, NodeCore
 from .robot_state import StateAssembler, check_odometry_topics, floating_subtrees
+from .trajectory_execution import TrajectoryExecution
 
 
 class ControllerCore(NodeCore):
@@ -69,6 +72,9 @@ class ControllerCore(NodeCore):
         self.add_publication(config.diagnostics, cv.DIAGNOSTIC_ARRAY)
         self.add_timer("control", self.period, self.control, CONTROL)
         self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR)
+        # FollowJointTrajectory goals: submitted by the rclpy glue (ros/trajectory_action_server.py), checked
+        # after each control update while one is active (see trajectory_execution.py)
+        self.trajectory_action = TrajectoryExecution(controller, config.trajectory_action, self._goal_event)
 
     # ---- inputs ----------------------------------------------------------------------------------
     def _state_error(self, error: str) -> None:
@@ -92,6 +98,7 @@ class ControllerCore(NodeCore):
             return
         self.goals_accepted += 1
         self._goal_event(cv.OK, f"trajectory accepted ({report.duration:.3f} s): {report.message}")
+        self.trajectory_action.preempt(f"preempted by a trajectory on {self.config.trajectory}")
 
     def on_setpoint(self, msg) -> None:
         try:
@@ -130,6 +137,8 @@ class ControllerCore(NodeCore):
         if self._pending_trajectory is not None:
             msg, self._pending_trajectory = self._pending_trajectory, None
             self._apply_trajectory(msg)
+        if self.trajectory_action.active:      # a FollowJointTrajectory goal: feedback, tolerances, result
+            self.trajectory_action.on_control(now, self.state.q, self.state.v)
 
     # ---- diagnostics -----------------------------------------------------------------------------
     def publish_diagnostics(self, now: float) -> None:

@@ -68,6 +68,26 @@ class DynamicsNodeConfig:
 
 
 @dataclass(frozen=True)
+class StateTolerance:
+    """A default tolerance on |desired - actual| of every arm joint; 0 means not checked (as the
+    joint_trajectory_controller's `constraints` parameters)."""
+
+    position: float            # rad
+    velocity: float            # rad/s
+
+
+@dataclass(frozen=True)
+class TrajectoryActionConfig:
+    """control_msgs/action/FollowJointTrajectory on the controller node (space_robot_nodes.trajectory_execution)."""
+
+    name: str                  # relative action name
+    feedback_rate: float       # Hz, at most the control rate
+    default_path_tolerance: StateTolerance      # while the trajectory runs
+    default_goal_tolerance: StateTolerance      # from its end time on
+    default_goal_time_tolerance: float          # s after the end time to get within the goal tolerance
+
+
+@dataclass(frozen=True)
 class ControllerNodeConfig:
     world_frame: str
     diagnostics_rate: float    # the control rate and modes are in the controller's own config
@@ -80,6 +100,7 @@ class ControllerNodeConfig:
     arm_command: str
     wheel_command: str
     diagnostics: str
+    trajectory_action: TrajectoryActionConfig
 
 
 @dataclass(frozen=True)
@@ -121,6 +142,27 @@ class NodesConfig:
     source: str | None = None
 
 
+def _state_tolerance(reader: ConfigReader, key: str, position: float, velocity: float) -> StateTolerance:
+    sub = reader.sub(key, {})
+    tolerance = StateTolerance(position=sub.number("position", position, minimum=0.0),
+                               velocity=sub.number("velocity", velocity, minimum=0.0))
+    sub.reject_unknown()
+    return tolerance
+
+
+def _trajectory_action(reader: ConfigReader) -> TrajectoryActionConfig:
+    """controller.trajectory_action (defaults: the values config/nodes.yaml gives, and explains)."""
+    config = TrajectoryActionConfig(
+        name=topic(reader, "name", "arm_controller/follow_joint_trajectory"),
+        feedback_rate=rate(reader, "feedback_rate", 20.0),
+        default_path_tolerance=_state_tolerance(reader, "default_path_tolerance", 0.1, 0.0),
+        default_goal_tolerance=_state_tolerance(reader, "default_goal_tolerance", 0.01, 0.01),
+        default_goal_time_tolerance=reader.number("default_goal_time_tolerance", 0.5, exclusive_minimum=0.0),
+    )
+    reader.reject_unknown()
+    return config
+
+
 def read_nodes_config(reader: ConfigReader) -> NodesConfig:
     world = reader.string("world_frame", "world")
     dyn = reader.sub("dynamics", {})
@@ -158,6 +200,7 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
         arm_command=topic(topics, "arm_command", "arm_effort_controller/commands"),
         wheel_command=topic(topics, "wheel_command", "reaction_wheel_effort_controller/commands"),
         diagnostics=topic(topics, "diagnostics", "diagnostics"),
+        trajectory_action=_trajectory_action(ctl.sub("trajectory_action", {})),
     )
     topics.reject_unknown()
     ctl.reject_unknown()

@@ -1,6 +1,8 @@
 """`ros2 run space_robot controller_node`: the servicer controller (see space_robot_nodes.controller_core).
 
-Parameters: scenario, overrides (node_host). Modes are chosen by the controller file's controller.modes,
+Serves control_msgs/action/FollowJointTrajectory on arm_controller/follow_joint_trajectory (MoveIt 2's
+moveit_simple_controller_manager; see trajectory_action_server.py) besides the arm_controller/joint_trajectory
+topic. Parameters: scenario, overrides (node_host). Modes are chosen by the controller file's controller.modes,
 e.g. overrides:="['controller.controller.modes=[joint_tracking]']" for arm tracking only. Run it with
 use_sim_time:=true against the dynamics node.
 """
@@ -15,10 +17,13 @@ def build(node, types):
     from space_robot_nodes.controller_core import ControllerCore
 
     from .node_host import scenario_from_parameters
+    from .trajectory_action_server import serve_trajectory_action
 
     scenario = scenario_from_parameters(node)
     controller = ServicerController(SystemModel(scenario.model), scenario.controller)
-    return ControllerCore(types, controller, scenario.nodes.controller), None
+    core = ControllerCore(types, controller, scenario.nodes.controller)
+    serve_trajectory_action(node, types, core.trajectory_action, scenario.nodes.controller.trajectory_action.name)
+    return core, None
 
 
 def main(args=None) -> int:
