@@ -27,11 +27,13 @@ RightHandSide = Callable[[np.ndarray, np.ndarray], np.ndarray]
 class ManifoldRK4:
     """RKMK4 for a Pinocchio model; joints with non-commutative Lie groups get the dexp^-1 correction.
 
-    The classical RK4 tableau (a_21 = a_32 = 1/2, a_43 = 1): stage i at y0 + dt sum_j a_ij d_j, result
-    y0 + dt sum_j b_j d_j with b = (1/6, 1/3, 1/3, 1/6); on the manifold, stage i at q0 (+) xi_i with
-    xi_i = dt a_i,i-1 k_i-1 and q = q0 (+) dt sum_j b_j k_j (Munthe-Kaas 1998), k_j the stage rates
-    pulled back by dexp^-1. The stage derivatives and rates are kept as rows of two work arrays, so
-    each combination is one dot product (numpy's per-call cost dominates at nv ~ 20).
+    The classical RK4 tableau (a_21 = a_32 = 1/2, a_43 = 1; b = (1/6, 1/3, 1/3, 1/6)), Munthe-Kaas 1998:
+    stage i at y_i = y0 + dt sum_j a_ij d_j and q0 (+) xi_i with xi_i = dt sum_j a_ij k_j; result
+    y = y0 + dt sum_j b_j d_j and q = q0 (+) dq, dq = dt sum_j b_j k_j. Here d_j = f(stage j) and k_j is
+    stage j's velocity pulled back by dexp^-1 (k_1 = v0). Both sums use the same weights, so they are
+    kept side by side in one table with rows [y0 | 0], [d_1 | k_1], ..., [d_4 | k_4]: each stage's
+    (y_i, xi_i) and the result (y, dq) are one dot product with a row of weights (numpy's per-call cost,
+    not arithmetic, dominates at nv ~ 20).
     """
 
     name = "rk4"
@@ -39,10 +41,8 @@ class ManifoldRK4:
     def __init__(self, model: pin.Model):
         self.model = model
         self._se2 = [slice(j.idx_v, j.idx_v + 3) for j in model.joints[1:] if j.shortname() == "JointModelPlanar"]
-        self._k = np.empty((4, model.nv))   # rows k1 = v0, k2, k3, k4: configuration rates, tangent at q0
-        self._k_rows = list(self._k)        # views, indexed in the loop at list (not array) cost
-        self._d = np.empty((5, 0))          # rows y0, d1 .. d4 (sized on the first step: y may carry aux states)
-        self._dt = None                     # the step the combination weights below were made for
+        self._ny = None                     # len(y) the table below was made for (y may carry aux states)
+        self._dt = None                     # the step its weights were made for
 
     def dexp_inv(self, q0: np.ndarray, q: np.ndarray, xi: np.ndarray, w: np.ndarray, out: np.ndarray) -> np.ndarray:
         """xi' such that d/dt (q0 (+) xi) = w (body velocity), q = q0 (+) xi: xi' = J_r(xi)^-1 w, into `out`.
@@ -62,15 +62,16 @@ class ManifoldRK4:
         return out
 
     def _prepare(self, ny: int, dt: float) -> None:
-        """Work array for ny = len(y) and the tableau's weights times dt (redone only when either changes)."""
-        if self._d.shape[1] != ny:
-            self._d = np.empty((5, ny))
+        """Table for len(y) = ny and the tableau's weights times dt (redone only when either changes)."""
+        if ny != self._ny:
+            self._table = np.zeros((5, ny + self.model.nv))    # row 0 stays [y0 | 0]
+            self._d_rows = [row[:ny] for row in self._table]
+            self._k_rows = [row[ny:] for row in self._table]
+            self._ny = ny
         h, sixth = 0.5 * dt, dt / 6.0
-        # y at stages 2, 3, 4: weights on the rows (y0, d1, ...) of _d; xi at stages 2, 3, 4: k_i-1 times dt a_i,i-1
-        self._stages = [(np.array(weights), self._d[:len(weights)], scale) for weights, scale in
-                        (([1.0, h], h), ([1.0, 0.0, h], h), ([1.0, 0.0, 0.0, dt], dt))]
-        self._y_weights = np.array([1.0, sixth, 2.0 * sixth, 2.0 * sixth, sixth])
-        self._q_weights = np.array([sixth, 2.0 * sixth, 2.0 * sixth, sixth])
+        self._stages = [(np.array(weights), self._table[:len(weights)])
+                        for weights in ([1.0, h], [1.0, 0.0, h], [1.0, 0.0, 0.0, dt])]
+        self._result_weights = np.array([1.0, sixth, 2.0 * sixth, 2.0 * sixth, sixth])
         self._dt = dt
 
     def step(self, f: RightHandSide, q0: np.ndarray, y0: np.ndarray, dt: float):
@@ -79,21 +80,22 @@ class ManifoldRK4:
         Returns (q, y, dq), new arrays: dq is the tangent increment with q = q0 (+) dq; for a one-DOF joint
         it is the RK4 quadrature of its rate over the step, i.e. its exact angle change.
         """
-        model, nv = self.model, self.model.nv
-        if dt != self._dt or self._d.shape[1] != y0.shape[0]:
-            self._prepare(y0.shape[0], dt)
-        d, k = self._d, self._k_rows
-        d[0] = y0
-        k[0][:] = y0[:nv]                                    # dexp^-1(0) = identity
-        d[1] = f(q0, y0)
-        for i, (weights, rows, scale) in enumerate(self._stages, start=1):
-            xi = scale * k[i - 1]
-            y = weights.dot(rows)
+        model, nv, ny = self.model, self.model.nv, len(y0)
+        if ny != self._ny or dt != self._dt:
+            self._prepare(ny, dt)
+        d, k = self._d_rows, self._k_rows
+        d[0][:] = y0
+        k[1][:] = y0[:nv]                                    # dexp^-1(0) = identity
+        d[1][:] = f(q0, y0)
+        for i, (weights, rows) in enumerate(self._stages, start=2):
+            stage = weights.dot(rows)
+            y, xi = stage[:ny], stage[ny:]
             q = pin.integrate(model, q0, xi)
-            d[i + 1] = f(q, y)
+            d[i][:] = f(q, y)
             self.dexp_inv(q0, q, xi, y[:nv], k[i])
-        dq = self._q_weights.dot(self._k)
-        return pin.integrate(model, q0, dq), self._y_weights.dot(d), dq
+        result = self._result_weights.dot(self._table)
+        dq = result[ny:]
+        return pin.integrate(model, q0, dq), result[:ny], dq
 
 
 class SemiImplicitEuler:
