@@ -119,8 +119,8 @@ class TrajectoryResult:
 class _ActiveGoal:
     goal_id: Hashable
     end_time: float               # s: the trajectory's last point
-    path: np.ndarray              # (2, n) position (rad) and velocity (rad/s) tolerances, inf = not checked
-    goal: np.ndarray              # (2, n)
+    path: np.ndarray              # (2 n) [position (rad) | velocity (rad/s)] tolerances, inf = not checked
+    goal: np.ndarray              # (2 n)
     goal_time_tolerance: float    # s, inf = no limit
     next_feedback: float          # s
 
@@ -140,11 +140,12 @@ class TrajectoryExecution:
         self.joint_names = tuple(controller.arm_joints)
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         system = controller.system
-        self._q_index = np.array([system.model.joints[system.joint_id(n)].idx_q for n in self.joint_names])
-        self._v_index = np.array([system.v_index(n) for n in self.joint_names])
+        self._q_index = _as_slice([system.model.joints[system.joint_id(n)].idx_q for n in self.joint_names])
+        self._v_index = _as_slice([system.v_index(n) for n in self.joint_names])
         n = len(self.joint_names)
-        self._default_path = _tolerance_rows(config.default_path_tolerance, n)
-        self._default_goal = _tolerance_rows(config.default_goal_tolerance, n)
+        self._actual = np.zeros(2 * n)            # [q | qdot] of the arm joints at the update being checked
+        self._default_path = _tolerance_vector(config.default_path_tolerance, n)
+        self._default_goal = _tolerance_vector(config.default_goal_tolerance, n)
         self._feedback_period = 1.0 / config.feedback_rate
         self._slack = 0.5 / rate      # half a control period: feedback times are compared on the update grid
         self._report = report
@@ -209,41 +210,39 @@ class TrajectoryExecution:
         if goal is None:
             return
         n = len(self.joint_names)
-        reference, _ = self.controller.follower.sample_stacked(now)
-        desired_q, desired_v = reference[:n], reference[n:2 * n]
-        actual_q, actual_v = q[self._q_index], v[self._v_index]
-        error_q, error_v = desired_q - actual_q, desired_v - actual_v
+        reference, _ = self.controller.follower.sample_stacked(now)     # [q_d | qdot_d | qddot_d]
+        actual = self._actual
+        actual[:n] = q[self._q_index]
+        actual[n:] = v[self._v_index]
+        error = reference[:2 * n] - actual                                # [e | e'], one vector
         if now >= goal.next_feedback - self._slack:
             goal.next_feedback = now + self._feedback_period
-            self._emit(TrajectoryFeedback(goal.goal_id, now, self.joint_names, desired_q, desired_v, actual_q,
-                                          actual_v, error_q, error_v))
-        if now < goal.end_time:
-            violation = self._violation(error_q, error_v, goal.path)
-            if violation:
-                self._finish(ABORTED, PATH_TOLERANCE_VIOLATED, f"path tolerance violated at t = {now:.3f} s "
-                             f"(the trajectory ends at {goal.end_time:.3f} s): {violation}; holding the measured "
-                             "position", hold=True)
-            return
-        violation = self._violation(error_q, error_v, goal.goal)
-        if not violation:
-            worst = int(np.argmax(np.abs(error_q)))
-            self._finish(SUCCEEDED, SUCCESSFUL, f"goal reached at t = {now:.3f} s: every joint within its goal "
-                         f"tolerance (largest position error {error_q[worst]:.3g} rad, {self.joint_names[worst]})",
-                         hold=False)
+            self._emit(TrajectoryFeedback(goal.goal_id, now, self.joint_names, reference[:n], reference[n:2 * n],
+                                          actual[:n].copy(), actual[n:].copy(), error[:n], error[n:]))
+        moving = now < goal.end_time
+        tolerance = goal.path if moving else goal.goal
+        if (np.abs(error) <= tolerance).all():                           # the usual case: one comparison
+            if not moving:
+                worst = int(np.argmax(np.abs(error[:n])))
+                self._finish(SUCCEEDED, SUCCESSFUL, f"goal reached at t = {now:.3f} s: every joint within its goal "
+                             f"tolerance (largest position error {error[worst]:.3g} rad, {self.joint_names[worst]})",
+                             hold=False)
+        elif moving:
+            self._finish(ABORTED, PATH_TOLERANCE_VIOLATED, f"path tolerance violated at t = {now:.3f} s (the "
+                         f"trajectory ends at {goal.end_time:.3f} s): {self._violation(error, tolerance)}; holding "
+                         "the measured position", hold=True)
         elif now - goal.end_time > goal.goal_time_tolerance:
             self._finish(ABORTED, GOAL_TOLERANCE_VIOLATED, f"goal tolerance not met {now - goal.end_time:.3f} s "
                          f"after the trajectory's end (goal_time_tolerance {goal.goal_time_tolerance:.3f} s): "
-                         f"{violation}; holding the measured position", hold=True)
+                         f"{self._violation(error, tolerance)}; holding the measured position", hold=True)
 
     # ---- helpers -----------------------------------------------------------------------------------
-    def _violation(self, error_q: np.ndarray, error_v: np.ndarray, tolerance: np.ndarray) -> str:
-        """'' if every |error| is within tolerance, else which joint exceeds it most (relative to its tolerance)."""
-        excess = np.abs(np.vstack((error_q, error_v))) / tolerance          # inf tolerance: 0
-        if not (excess > 1.0).any():
-            return ""
-        row, j = np.unravel_index(int(np.argmax(excess)), excess.shape)
-        kind, unit, error = (("position", "rad", error_q[j]) if row == 0 else ("velocity", "rad/s", error_v[j]))
-        return f"{self.joint_names[j]} {kind} error {error:.4g} {unit} exceeds {tolerance[row, j]:.4g} {unit}"
+    def _violation(self, error: np.ndarray, tolerance: np.ndarray) -> str:
+        """Which joint exceeds its tolerance the most (relative to it), for the error string."""
+        k = int(np.argmax(np.abs(error) / tolerance))                    # an inf tolerance gives 0
+        n = len(self.joint_names)
+        kind, unit = ("position", "rad") if k < n else ("velocity", "rad/s")
+        return f"{self.joint_names[k % n]} {kind} error {error[k]:.4g} {unit} exceeds {tolerance[k]:.4g} {unit}"
 
     def _finish(self, status: str, code: int, text: str, hold: bool) -> None:
         goal, self._goal = self._goal, None
@@ -263,10 +262,11 @@ class TrajectoryExecution:
             self._report(level, message)
 
     def _tolerances(self, entries, defaults: np.ndarray, field: str) -> np.ndarray:
-        """(2, n) position and velocity tolerances: the defaults with the goal's JointTolerance entries applied."""
+        """[position | velocity] tolerances (2 n): the defaults with the goal's JointTolerance entries applied."""
         if isinstance(entries, (str, bytes)) or not isinstance(entries, Sequence):
             raise CommandError(field, f"must be a list of JointTolerance entries, got {entries!r}")
         rows = defaults.copy()
+        n = len(self.joint_names)
         seen = set()
         for i, entry in enumerate(entries):
             name = getattr(entry, "name", None)
@@ -280,9 +280,9 @@ class TrajectoryExecution:
             for row, kind in enumerate(("position", "velocity")):
                 value = _tolerance_value(getattr(entry, kind), f"{field}[{i}].{kind}")
                 if value == ERASE:
-                    rows[row, j] = math.inf
+                    rows[row * n + j] = math.inf
                 elif value != _KEEP_DEFAULT:
-                    rows[row, j] = value
+                    rows[row * n + j] = value
             for kind in ("acceleration", "effort"):
                 if _tolerance_value(getattr(entry, kind, 0.0), f"{field}[{i}].{kind}") > 0.0:
                     raise CommandError(f"{field}[{i}].{kind}", f"cannot be checked: the controller measures no "
@@ -296,11 +296,18 @@ class TrajectoryExecution:
         return self.config.default_goal_time_tolerance if value == _KEEP_DEFAULT else value
 
 
-def _tolerance_rows(tolerance: StateTolerance, n: int) -> np.ndarray:
-    """Configured defaults as (2, n) rows, 0 (not checked) as inf."""
-    rows = np.array([[tolerance.position] * n, [tolerance.velocity] * n], dtype=float)
+def _tolerance_vector(tolerance: StateTolerance, n: int) -> np.ndarray:
+    """Configured defaults as [position | velocity] (2 n), 0 (not checked) as inf."""
+    rows = np.array([tolerance.position] * n + [tolerance.velocity] * n, dtype=float)
     rows[rows == 0.0] = math.inf
     return rows
+
+
+def _as_slice(index: list[int]):
+    """Consecutive indices as a slice (a view, cheaper than fancy indexing at the control rate), else an array."""
+    if index and index == list(range(index[0], index[0] + len(index))):
+        return slice(index[0], index[0] + len(index))
+    return np.array(index)
 
 
 def _tolerance_value(value, field: str) -> float:
