@@ -110,20 +110,42 @@ def evaluate_quintic(c: np.ndarray, s) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return p, v, a
 
 
+def quintic_powers(s: float, out: np.ndarray | None = None) -> np.ndarray:
+    """(1, s, s^2, s^3, s^4, s^5) at local time s (s), in `out` if given (6 floats): [p | p' | p''] =
+    quintic_powers(s) @ a stacked segment (see _Plan)."""
+    s2 = s * s
+    powers = (1.0, s, s2, s2 * s, s2 * s2, s2 * s2 * s)
+    if out is None:
+        return np.array(powers)
+    out[...] = powers
+    return out
+
+
+def held_segment(positions: np.ndarray) -> np.ndarray:
+    """A stacked segment (6, 3 n) that holds `positions` at rest: [positions | 0 | 0] at every local time."""
+    n = len(positions)
+    segment = np.zeros((6, 3 * n))
+    segment[0, :n] = positions
+    return segment
+
+
 @dataclass
 class _Plan:
     """Knot times (absolute, s) and per-segment quintic coefficients, shape (segments, 6, joints).
 
-    stacked (segments, 6, 3 joints): per segment the coefficients of [p | p' | p''] in powers of the local
-    time, so that one product with (1, s, ..., s^5) samples all three; start, final: positions held
-    before the start and after the end; knots: `times` as a list (bisect at the control rate).
+    segments: per segment the coefficients of [p | p' | p''] (6, 3 joints) in powers of the local time, so
+    that one product with quintic_powers(s) samples all three; before, after: held segments (start
+    positions until the start, final positions after the end); final: the last knot's positions; knots:
+    `times` as a list (bisect at the control rate). Each segment is one array object for the plan's life,
+    so a caller may cache what it derives from it (see JointTrajectoryFollower.segment()).
     """
 
     times: np.ndarray
     coeffs: np.ndarray
-    start: np.ndarray
     final: np.ndarray
-    stacked: np.ndarray
+    segments: list
+    before: np.ndarray
+    after: np.ndarray
     knots: list
 
     @classmethod
@@ -135,7 +157,8 @@ class _Plan:
             stacked[:, k, n:2 * n] = (k + 1) * coeffs[:, k + 1]
         for k in range(4):                         # p'' = sum_k (k + 1) (k + 2) c_(k+2) s^k
             stacked[:, k, 2 * n:] = (k + 1) * (k + 2) * coeffs[:, k + 2]
-        return cls(times, coeffs, coeffs[0, 0].copy(), final, stacked, times.tolist())
+        return cls(times, coeffs, final, list(stacked), held_segment(coeffs[0, 0]), held_segment(final),
+                   times.tolist())
 
 
 class JointTrajectoryFollower:
@@ -155,7 +178,7 @@ class JointTrajectoryFollower:
         self._grid = np.linspace(0.0, 1.0, int(samples_per_segment) + 1)
         self._plan: _Plan | None = None
         self._hold: np.ndarray | None = None
-        self._held: np.ndarray | None = None       # [hold | 0 | 0], see sample_stacked()
+        self._held: np.ndarray | None = None       # held_segment(self._hold), see segment()
 
     # ---- reference --------------------------------------------------------------------------
     def hold(self, positions) -> None:
@@ -165,7 +188,7 @@ class JointTrajectoryFollower:
 
     def _set_hold(self, positions: np.ndarray) -> None:
         self._hold = positions
-        self._held = np.concatenate((positions, np.zeros(2 * len(positions))))
+        self._held = held_segment(positions)
 
     def sample(self, t: float) -> Reference:
         """The reference at time t (s). Before a trajectory's start and after its end: hold at rest."""
@@ -175,22 +198,27 @@ class JointTrajectoryFollower:
 
     def sample_stacked(self, t: float) -> tuple[np.ndarray, bool]:
         """The reference at time t (s) as one new vector [q_d | qdot_d | qddot_d] (3 n) and the active flag
-        (sample() without the per-field arrays, for the control rate)."""
+        (sample() without the per-field arrays)."""
+        segment, s, active = self.segment(t)
+        return quintic_powers(s).dot(segment), active
+
+    def segment(self, t: float) -> tuple[np.ndarray, float, bool]:
+        """The piece of the reference in force at time t (s): (segment, s, active) with
+        [q_d | qdot_d | qddot_d] = quintic_powers(s) @ segment. segment (6, 3 n) is the same array object
+        at every t of one polynomial piece (a hold is one piece) and is never modified: a caller may cache
+        what it derives from it by identity. s: local time in the piece (s); active: a trajectory segment."""
         plan = self._plan
         if plan is None:
             if self._held is None:
                 raise CommandError("trajectory", "no reference yet: call hold() or set_trajectory() first")
-            return self._held.copy(), False
+            return self._held, 0.0, False
         knots = plan.knots
-        if t < knots[0] or t >= knots[-1]:
-            n = len(self.joint_names)
-            held = np.zeros(3 * n)
-            held[:n] = plan.start if t < knots[0] else plan.final
-            return held, False
+        if t < knots[0]:
+            return plan.before, 0.0, False
+        if t >= knots[-1]:
+            return plan.after, 0.0, False
         k = bisect.bisect_right(knots, t) - 1
-        s = t - knots[k]
-        s2 = s * s
-        return np.array((1.0, s, s2, s2 * s, s2 * s2, s2 * s2 * s)).dot(plan.stacked[k]), True
+        return plan.segments[k], t - knots[k], True
 
     def is_active(self, t: float) -> bool:
         return self._plan is not None and self._plan.times[0] < t < self._plan.times[-1]
