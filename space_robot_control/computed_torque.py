@@ -46,6 +46,8 @@ import numpy as np
 import pinocchio as pin
 from scipy.linalg import lapack
 
+_dposv = lapack.dposv        # positional arguments: f2py parses them faster than keywords
+
 
 @dataclass
 class ReducedDynamics:
@@ -91,6 +93,7 @@ class FreeFloatingComputedTorque:
         self.passive = np.flatnonzero(mask)
         self.effort_limit = (np.full(len(self.controlled), np.inf) if effort_limit is None
                              else np.asarray(effort_limit, dtype=float).reshape(len(self.controlled)))
+        self._lowest_effort = -self.effort_limit
         n_p, n_c = len(self.passive), len(self.controlled)
         # Right-hand side of the one solve in reduce(): [I | M_pc | h_p]; the identity block is fixed.
         self._rhs = np.zeros((n_p, n_p + n_c + 1))
@@ -123,7 +126,7 @@ class FreeFloatingComputedTorque:
 
     def clip(self, torque: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Clip to +-effort_limit (N m). Returns (applied torque, mask of clipped joints)."""
-        applied = np.minimum(np.maximum(torque, -self.effort_limit), self.effort_limit)
+        applied = np.minimum(np.maximum(torque, self._lowest_effort), self.effort_limit)
         return applied, applied != torque
 
 
@@ -141,52 +144,52 @@ class ComputedTorqueStep:
     def __init__(self, dynamics: FreeFloatingComputedTorque, forced_v=(), observed_v=()):
         self.model = dynamics.model
         self.data = self.model.createData()
-        passive = dynamics.passive
+        passive, controlled = dynamics.passive, dynamics.controlled
         forced = _passive_subset(forced_v, passive, "forced_v")
         observed = _passive_subset(observed_v, passive, "observed_v")
-        rest = passive[~np.isin(passive, observed)]
-        order = np.concatenate((rest, observed, dynamics.controlled)).astype(int)
+        order = np.concatenate((passive[~np.isin(passive, observed)], observed)).astype(int)
         nv, self._n_p = self.model.nv, len(passive)
-        # Flat indices of the permuted M (passive block first, observed last in it), of its passive block
-        # alone (contiguous, for LAPACK) and of the permuted h.
-        self._order = order
-        self._order2 = order[:, None] * nv + order[None, :]
-        self._order_pp = self._order2[:self._n_p, :self._n_p].copy()
+        self._passive = order                          # the passive coordinates, observed last
+        self._controlled = contiguous_index(controlled)
+        # Flat indices of [M_pp; M_cp] (columns in `order`) in M: one take gives LAPACK its matrix (the first
+        # n_p rows, contiguous) and eq. (2) its coupling block.
+        self._blocks = np.concatenate((order, controlled)).astype(int)[:, None] * nv + order[None, :]
         self._observed = slice(self._n_p - len(observed), self._n_p)
         self._lower = np.tril(np.ones((len(observed), len(observed))))   # dposv leaves M_pp above the diagonal
         self._L_oo = np.zeros((len(observed), len(observed)))
         # Right-hand sides [h_p + M_pc a_c | unit columns of the forced coordinates], Fortran order for LAPACK.
         self._rhs = np.zeros((self._n_p, 1 + len(forced)), order="F")
-        position = {int(i): k for k, i in enumerate(order[:self._n_p])}
+        position = {int(i): k for k, i in enumerate(order)}
         for j, i in enumerate(forced):
             self._rhs[position[int(i)], 1 + j] = 1.0
         self._rhs_drift = self._rhs[:, 0]           # a contiguous view (Fortran order)
-        self._acceleration = np.zeros(nv)          # [a_p | a_c] in the permuted order
-        self._passive_acceleration = self._acceleration[:self._n_p]
+        self._acceleration = np.zeros(nv)          # a_c on the controlled coordinates, zero on the passive ones
         self._weights = np.zeros(1 + len(forced))  # a_p = [u | M_pp^-1 E_f] [-1; forces]
         self._weights[0] = -1.0
         self._factor = np.zeros((0, 0))
         self._solution = np.zeros((self._n_p, self._rhs.shape[1]))
-        self._M = self._h = None
+        self._coupling = np.zeros((len(controlled), self._n_p))     # M_cp
+        self._drift = np.zeros(nv)                                  # M [0; a_c] + h
 
     def solve(self, q: np.ndarray, v: np.ndarray, controlled_acceleration: np.ndarray) -> None:
-        """Factor M_pp(q) and solve eq. (4) at (q, v) for the controlled accelerations a_c (rad/s^2)."""
+        """Factor M_pp(q) and solve eq. (4) at (q, v) for the controlled accelerations a_c (rad/s^2).
+        q, v: normalized configuration and velocity (checked by the caller)."""
+        model, data = self.model, self.data
+        M = pin.crba(model, data, q)
+        drift = pin.nonLinearEffects(model, data, q, v)      # a new array: h, then M [0; a_c] + h
+        acceleration = self._acceleration
+        acceleration[self._controlled] = controlled_acceleration
+        drift += M.dot(acceleration)          # passive rows: h_p + M_pc a_c; controlled rows: h_c + M_cc a_c
+        self._drift = drift
+        blocks = M.take(self._blocks)
         n_p = self._n_p
-        M_full = pin.crba(self.model, self.data, q)
-        M = M_full.take(self._order2)
-        h = pin.nonLinearEffects(self.model, self.data, q, v).take(self._order)
-        self._M, self._h = M, h
-        self._acceleration[n_p:] = controlled_acceleration
-        if n_p == 0:
-            return
-        np.dot(M[:n_p, n_p:], controlled_acceleration, out=self._rhs_drift)
-        self._rhs_drift += h[:n_p]
-        # M_pp is symmetric: its transpose is the same matrix in the Fortran order LAPACK works in place on.
-        factor, self._solution, info = lapack.dposv(M_full.take(self._order_pp).T, self._rhs, lower=1,
-                                                    overwrite_a=1)
-        if info != 0:
-            raise np.linalg.LinAlgError(f"M_pp is not positive definite (LAPACK dposv info {info})")
-        self._factor = factor
+        self._coupling = blocks[n_p:]
+        if n_p:
+            self._rhs_drift[...] = drift[self._passive]
+            # M_pp is symmetric: its transpose is the same matrix in the Fortran order LAPACK works in place on.
+            self._factor, self._solution, info = _dposv(blocks[:n_p].T, self._rhs, 1, 1)   # lower, overwrite_a
+            if info:
+                raise np.linalg.LinAlgError(f"M_pp is not positive definite (LAPACK dposv info {info})")
 
     def cancelling_force(self) -> list[float]:
         """Forces on the observed coordinates that alone cancel their acceleration (eq. 1 with tau_p on them
@@ -203,13 +206,23 @@ class ComputedTorqueStep:
         return L_oo.dot(L_oo.T.dot(self._solution[o, 0])).tolist()
 
     def torque(self, forces: np.ndarray | None = None) -> np.ndarray:
-        """Eq. (2) as the c rows of the dynamics: tau_c (order of the controlled coordinates) with `forces`
-        (order of forced_v; None: zero) acting on the forced coordinates and none on the other passive ones."""
+        """Eq. (2) as the c rows of the dynamics, tau_c = M_cc a_c + h_c + M_cp a_p (order of the controlled
+        coordinates), with `forces` (order of forced_v; None: zero) acting on the forced coordinates and none
+        on the other passive ones: a_p = [u | M_pp^-1 E_f] [-1; forces] by eq. (4)."""
         weights = self._weights
         weights[1:] = 0.0 if forces is None else forces
-        np.dot(self._solution, weights, out=self._passive_acceleration)
-        n_p = self._n_p
-        return self._M[n_p:].dot(self._acceleration) + self._h[n_p:]
+        return self._coupling.dot(self._solution.dot(weights)) + self._drift[self._controlled]
+
+
+def contiguous_index(indices) -> slice | np.ndarray:
+    """Integer indices as a slice when they are consecutive and increasing, or none (indexing with it gives a
+    view, cheaper than a gather), else as an index array."""
+    indices = np.asarray(indices, dtype=int).reshape(-1)
+    if len(indices) == 0:
+        return slice(0, 0)
+    if np.array_equal(indices, np.arange(indices[0], indices[0] + len(indices))):
+        return slice(int(indices[0]), int(indices[0]) + len(indices))
+    return indices
 
 
 def _passive_subset(v_indices, passive: np.ndarray, field: str) -> np.ndarray:
