@@ -22,6 +22,7 @@ import numpy as np
 import pinocchio as pin
 
 RightHandSide = Callable[[np.ndarray, np.ndarray], np.ndarray]
+ARG1 = pin.ArgumentPosition.ARG1
 
 
 class ManifoldRK4:
@@ -54,9 +55,9 @@ class ManifoldRK4:
         Pinocchio 3.4 and 4.1); its SE(2) Jlog to only ~5e-9 from 1e-4 rad up, so planar blocks are solved
         from dIntegrate (1e-13) instead.
         """
-        pin.dDifference(self.model, q0, q, pin.ArgumentPosition.ARG1).dot(w, out=out)
+        pin.dDifference(self.model, q0, q, ARG1).dot(w, out=out)
         if self._se2:
-            jac = pin.dIntegrate(self.model, q0, xi, pin.ArgumentPosition.ARG1)
+            jac = pin.dIntegrate(self.model, q0, xi, ARG1)
             for b in self._se2:
                 out[b] = np.linalg.solve(jac[b, b], w[b])
         return out
