@@ -2,10 +2,13 @@
 
 Subscribes joint_states and one nav_msgs/Odometry per floating base (the full state q, v). At its rate
 (config/nodes.yaml, 50 Hz) it runs one monitor cycle and publishes
-- diagnostics (diagnostic_msgs/DiagnosticArray): one status "holonomy_monitor: holonomy" with the monitor's
-  level (OK/WARN/ERROR), its sentence and every figure as a KeyValue (space_robot_monitoring docs);
 - holonomy/status (std_msgs/Float64MultiArray): the numeric figures for programs, in the fixed order
-  STATUS_FIELDS, named in layout.dim[0].label (comma-separated);
+  STATUS_FIELDS, named in layout.dim[0].label (comma-separated).
+At its diagnostics rate (10 Hz, as the other nodes) it reports the most severe cycle since the last report
+(the latest among equally severe ones), so a single bad cycle between two reports is not lost:
+- diagnostics (diagnostic_msgs/DiagnosticArray): one status "holonomy_monitor: holonomy" with that cycle's
+  level (OK/WARN/ERROR), its sentence, every figure as a KeyValue (space_robot_monitoring docs), its time
+  (cycle_time_s) and how many cycles ran since the last report;
 - holonomy/marker (visualization_msgs/Marker): the level and the momentum finding as a text above the
   robot's base link, green / yellow / red, for RViz.
 Without a fresh state (state_timeout) the cycle is skipped and reported at WARN; a state the monitor
@@ -114,7 +117,12 @@ class MonitorCore(NodeCore):
         self._marker_fields = self._constant_marker_fields()
         self._marker_colours = {level: types.make("std_msgs/msg/ColorRGBA", r=r, g=g, b=b, a=1.0)
                                 for level, (r, g, b) in MARKER_COLOURS.items()}
+        # the finding to report: (level, message, key-values or a callable giving them, marker headline, time)
+        self._pending: tuple | None = None
+        self._reported: tuple | None = None
+        self._cycles_since_report = 0
         self.add_timer("monitor", 1.0 / config.rate, self.cycle, MONITOR)
+        self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR)
 
     def _on_joint_state(self, msg) -> None:
         self.state.hold_joint_state(msg, self.now(), self.config.joint_states)
@@ -127,9 +135,26 @@ class MonitorCore(NodeCore):
         self.last_error = error
 
     def _status(self, now: float, level: int, message: str, values, headline: str = "") -> None:
+        """Note a cycle's finding; the next report carries the most severe one (the latest among equals).
+        `values`: key-values, or a callable giving them (built only if this finding is reported)."""
+        self._cycles_since_report += 1
+        if self._pending is None or level >= self._pending[0]:
+            self._pending = (level, message, values, headline or message, now)
+
+    def publish_diagnostics(self, now: float) -> None:
+        """diagnostics and marker with the finding noted since the last report (the last one again if no cycle
+        ran since, so the aggregator does not see the monitor go stale)."""
+        finding, self._pending = self._pending or self._reported, None
+        if finding is None:
+            return
+        self._reported = finding
+        level, message, values, headline, at = finding
+        values = (values() if callable(values) else list(values)) + \
+            [("cycle_time_s", at), ("cycles_since_last_report", self._cycles_since_report)]
+        self._cycles_since_report = 0
         status = cv.diagnostic_status(self.types, level, f"{self.name}: holonomy", message, self.name, values)
         self.publish(self.config.diagnostics, cv.diagnostic_array(self.types, now, [status]))
-        self.publish(self.config.marker, self.marker(now, level, headline or message))
+        self.publish(self.config.marker, self.marker(now, level, headline))
 
     def marker(self, now: float, level: int, text: str):
         return self.types.new(MARKER, header=cv.header(self.types, now, self.marker_frame),
@@ -167,8 +192,9 @@ class MonitorCore(NodeCore):
             return
         self.report = report
         self.cycles += 1
-        values = [(k, v) for k, v in report.key_values() if k not in ("level", "message")]
-        self._status(now, LEVELS[report.level], report.message, values, report.momentum_interpretation)
+        self._status(now, LEVELS[report.level], report.message,
+                     lambda: [(k, v) for k, v in report.key_values() if k not in ("level", "message")],
+                     report.momentum_interpretation)
         self.publish(self.config.status, cv.float64_multi_array(self.types, status_values(report), STATUS_LABEL))
 
 

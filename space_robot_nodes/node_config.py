@@ -106,7 +106,8 @@ class ControllerNodeConfig:
 @dataclass(frozen=True)
 class MonitorNodeConfig:
     world_frame: str
-    rate: float
+    rate: float                     # monitor cycles and holonomy/status (Hz)
+    diagnostics_rate: float         # diagnostics and holonomy/marker (Hz): the worst cycle since the last report
     state_timeout: float
     joint_states: str
     odometry: dict
@@ -208,7 +209,7 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
     mon = reader.sub("monitor", {})
     topics = mon.sub("topics", {})
     monitor = MonitorNodeConfig(
-        world_frame=world, rate=rate(mon, "rate", 50.0),
+        world_frame=world, rate=rate(mon, "rate", 50.0), diagnostics_rate=rate(mon, "diagnostics_rate", 10.0),
         state_timeout=mon.number("state_timeout", 0.1, exclusive_minimum=0.0),
         joint_states=topic(topics, "joint_states", "joint_states"),
         odometry=_odometry_topics(topics, DEFAULT_ODOMETRY),

@@ -21,7 +21,7 @@ def scenario():
     return load_scenario("config/scenarios/servicer_pregrasp.yaml")
 
 
-def monitored(system, scenario, bus_velocity_after=None, nan_after=None):
+def monitored(system, scenario, bus_velocity_after=None, nan_after=None, nan_until=np.inf):
     """Monitor + probe publishing the scenario's initial state at rest (then perturbed) every 10 ms."""
     mon = scenario.nodes.monitor
     graph = Graph(DT)
@@ -35,7 +35,7 @@ def monitored(system, scenario, bus_velocity_after=None, nan_after=None):
 
     def joint_state(t):
         position = angles.copy()
-        if nan_after is not None and t > nan_after:
+        if nan_after is not None and nan_after < t < nan_until:
             position[2] = np.nan
         return cv.joint_state(TYPES, t, names, position, np.zeros(len(names)), np.zeros(len(names)))
 
@@ -86,4 +86,19 @@ def test_a_bad_state_is_reported_and_the_node_keeps_running(servicer_target, sce
     diag = probe.last(mon.diagnostics).status[0]
     assert cv.level_of(diag) == cv.ERROR and "non-finite position or velocity for joints ['right_j2']" in diag.message
     assert core.errors >= 1 and core.cycles == 3                # cycles at 0, 20, 40 ms ran; later ones refused
-    assert len(probe.heard[mon.diagnostics]) == 6
+    assert len(probe.heard[mon.diagnostics]) == 2               # 10 Hz over 0.1 s, t = 0 included
+    assert len(probe.heard[mon.status]) == 3                    # one per cycle that ran
+
+
+def test_one_bad_cycle_between_two_reports_is_reported(servicer_target, scenario):
+    """Only the state of t = 40 ms is bad: cycles at 20, 60, 80 and 100 ms are fine, and the report at 100 ms
+    still carries the ERROR of the cycle at 40 ms, with its time."""
+    graph, probe, core, mon = monitored(servicer_target, scenario, nan_after=0.035, nan_until=0.045)
+    graph.run_ticks(101)
+    assert core.errors == 1 and core.cycles == 5
+    reports = [m.status[0] for m in probe.heard[mon.diagnostics]]
+    assert [cv.level_of(d) for d in reports] == [cv.OK, cv.ERROR]
+    values = {kv.key: kv.value for kv in reports[-1].values}
+    assert float(values["cycle_time_s"]) == pytest.approx(0.04) and values["cycles_since_last_report"] == "5"
+    assert probe.last(mon.marker).color.r == 0.9
+

@@ -48,8 +48,9 @@ def expected_counts(scenario) -> dict:
               dyn.clock: n(dyn.clock_rate), dyn.momentum_linear: n(dyn.momentum_rate) + 1,
               dyn.momentum_angular: n(dyn.momentum_rate) + 1,
               dyn.arm_command: n(ctl.rate), dyn.wheel_command: n(ctl.rate),
-              dyn.diagnostics: n(dyn.diagnostics_rate) + n(nodes.controller.diagnostics_rate) + n(nodes.monitor.rate),
-              nodes.monitor.status: n(nodes.monitor.rate), nodes.monitor.marker: n(nodes.monitor.rate),
+              dyn.diagnostics: n(dyn.diagnostics_rate) + n(nodes.controller.diagnostics_rate)
+              + n(nodes.monitor.diagnostics_rate),
+              nodes.monitor.status: n(nodes.monitor.rate), nodes.monitor.marker: n(nodes.monitor.diagnostics_rate),
               "robot_description": 1, "target/robot_description": 1, "tf_static": 1,
               nodes.controller.attitude_setpoint: 1, nodes.controller.trajectory: 0}
     for name, topic in dyn.odometry.items():
