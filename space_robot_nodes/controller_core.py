@@ -121,13 +121,13 @@ class ControllerCore(NodeCore):
         for error in self.state.update():      # a rejected message leaves that part's last value (and age)
             self._state_error(error)
         if self.state.age(now) > self.config.state_timeout:
-            self.skipped += 1
+            self._skip(now, f"no state for {self.state.age(now):.3f} s (state_timeout {self.config.state_timeout} s)")
             return
         try:
             self.output = self.controller.update(now, self.state.q, self.state.v)
         except CommandError as exc:        # a state the controller cannot use: publish nothing, report it
             self._state_error(str(exc))
-            self.skipped += 1
+            self._skip(now, f"state refused: {exc}")
             return
         self.updates += 1
         self.publish(self.config.arm_command, self._arm_command.build(self.output.arm_torque))
@@ -139,6 +139,13 @@ class ControllerCore(NodeCore):
             self._apply_trajectory(msg)
         if self.trajectory_action.active:      # a FollowJointTrajectory goal: feedback, tolerances, result
             self.trajectory_action.on_control(now, self.state.q, self.state.v)
+
+    def _skip(self, now: float, reason: str) -> None:
+        """A control period without a usable state: no command goes out, and an active FollowJointTrajectory goal
+        ends (its path can no longer be checked) instead of waiting for the state to come back."""
+        self.skipped += 1
+        if self.trajectory_action.active:
+            self.trajectory_action.state_lost(now, reason)
 
     # ---- diagnostics -----------------------------------------------------------------------------
     def publish_diagnostics(self, now: float) -> None:

@@ -203,6 +203,14 @@ class TrajectoryExecution:
         self._finish(CANCELED, SUCCESSFUL, "canceled on request: holding the measured position", hold=True)
         return True
 
+    def state_lost(self, now: float, reason: str) -> None:
+        """No usable state at the control period `now` (stale or refused): the path cannot be checked and the
+        controller publishes nothing, so the active goal ends aborted (PATH_TOLERANCE_VIOLATED: the path is no
+        longer verified) and the arm is told to hold the last measured position once commands resume."""
+        if self._goal is not None:
+            self._finish(ABORTED, PATH_TOLERANCE_VIOLATED, f"at t = {now:.3f} s the controller lost its state "
+                         f"({reason}): the path cannot be checked; holding the last measured position", hold=True)
+
     # ---- control cycle -----------------------------------------------------------------------------
     def on_control(self, now: float, q: np.ndarray, v: np.ndarray) -> None:
         """After a control update at `now` (s) from the full model state (q, v): feedback and the tolerances."""

@@ -60,7 +60,7 @@ class Rig:
         for name, angle in zip(system.arm_joints, STOWED):
             system.set_joint_angle(q0, name, angle)
         self.sim = Simulator(system, SimulationSettings(dt=DT), q0)
-        self.graph.add(DynamicsCore(TYPES, self.sim, NODES.dynamics))
+        self.dynamics = self.graph.add(DynamicsCore(TYPES, self.sim, NODES.dynamics))
         self.probe = self.graph.add(TopicProbe(TYPES, publish={CTL.trajectory: cv.JOINT_TRAJECTORY}))
         nodes = CTL if action is None else dataclasses.replace(CTL, trajectory_action=action)
         self.core = self.graph.add(ControllerCore(TYPES, ServicerController(system, config), nodes))
@@ -230,6 +230,29 @@ def test_cancel_holds_the_measured_position(servicer_target, controller_config):
     rig.run(1.5)
     assert np.max(np.abs(rig.arm() - held)) < 1e-5 and np.max(np.abs(rig.sim.state.v[rig._v])) < 1e-4
     assert np.min(np.abs(rig.arm() - target)[MOVE != 0]) > 0.09     # stopped half way (MOVE / 2 >= 0.1 rad)
+
+
+def test_a_goal_ends_when_the_controller_loses_its_state(servicer_target, controller_config):
+    """joint_states stop (a driver gone): after state_timeout the controller publishes nothing and the goal is
+    aborted at that control period, not left waiting; with the state back the arm holds where it was."""
+    rig = Rig(servicer_target, controller_config)
+    rig.run(0.010)
+    assert rig.execution.submit("a", rig.goal()) is None
+    rig.run(0.3)
+    held = rig.core.state.q[rig._q].copy()
+    attached_wanted = rig.dynamics.wanted
+    rig.dynamics.wanted = lambda topic: topic != NODES.dynamics.joint_states and attached_wanted(topic)
+    last_state = rig.last_update()                 # the last joint_states arrived for this update
+    rig.run(0.2)
+    (t, result, *_), = rig.results()
+    assert (result.status, result.error_code) == (te.ABORTED, te.PATH_TOLERANCE_VIOLATED)
+    assert "lost its state" in result.error_string and "state_timeout" in result.error_string
+    # the first period whose state is older than state_timeout (messages are stamped on arrival)
+    assert last_state + CTL.state_timeout < t <= last_state + CTL.state_timeout + DT + 1e-9
+    rig.dynamics.wanted = attached_wanted
+    rig.run(1.5)
+    assert np.max(np.abs(rig.arm() - held)) < 0.05      # held near the last measured pose (the arm coasted
+    assert np.max(np.abs(rig.sim.state.v[rig._v])) < 1e-3   # with zero torque meanwhile), and at rest
 
 
 def test_invalid_goals_are_rejected_naming_the_field_and_the_active_goal_goes_on(servicer_target,
