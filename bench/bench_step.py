@@ -1,8 +1,11 @@
 """Microseconds per dynamics step of the servicer + target model (nv = 22), RK4 and semi-implicit Euler.
 
-Each figure is printed with the ratio to a baseline measured in the same run: the same algorithm written
-as bare Pinocchio calls (no validation, no limits, no auxiliary states). Goal: Simulator within 1.5x of
-the baseline. Real-time factor at 1 kHz = 1000 us / (us per step).
+Each figure is printed with ratios to two baselines measured in the same run:
+  raw      the same algorithm written plainly as bare Pinocchio calls and numpy arithmetic (no validation,
+           no limits, no auxiliary states): what a user writing the loop by hand would get;
+  calls    the Pinocchio calls of one step alone on fixed inputs (RK4: 4 aba, 4 integrate, 3 dDifference for
+           dexp^-1; Euler: 1 aba, 1 integrate): the floor of any Python step on this model.
+Goal (issue 2): Simulator within 1.5x of raw. Real-time factor at 1 kHz = 1000 us / (us per step).
 
     python bench/bench_step.py [--steps N] [--repeats R]
 """
@@ -65,6 +68,26 @@ def raw_rk4(model, data, tau):
     return step
 
 
+def pinocchio_calls(model, data, tau, integrator: str):
+    """Only the Pinocchio calls of one step, on fixed inputs (no arithmetic between them)."""
+    q, v, xi = pin.neutral(model), np.zeros(model.nv), np.full(model.nv, 1e-4)
+    q1 = pin.integrate(model, q, xi)
+    arg1 = pin.ArgumentPosition.ARG1
+    if integrator == "semi_implicit_euler":
+        def step():
+            pin.aba(model, data, q, v, tau)
+            pin.integrate(model, q, xi)
+        return step
+
+    def step():
+        for _ in range(4):
+            pin.aba(model, data, q, v, tau)
+            pin.integrate(model, q, xi)
+        for _ in range(3):
+            pin.dDifference(model, q, q1, arg1)
+    return step
+
+
 def raw_euler(model, data, tau):
     state = {"q": pin.neutral(model), "v": np.zeros(model.nv)}
 
@@ -88,12 +111,15 @@ def main() -> None:
     tau = np.zeros(model.nv)
     tau[system.arm_v], tau[system.wheel_v] = arm, wheels
     print(f"pinocchio {pin.__version__}, numpy {np.__version__}, model nq={model.nq} nv={model.nv}")
-    print(f"{'integrator':<22}{'Simulator us/step':>18}{'raw Pinocchio us':>18}{'ratio':>8}{'RTF @1kHz':>11}")
+    print(f"{'integrator':<22}{'Simulator us/step':>18}{'raw us':>9}{'/raw':>7}{'calls us':>10}{'/calls':>8}"
+          f"{'RTF @1kHz':>11}")
     for name, raw in (("rk4", raw_rk4), ("semi_implicit_euler", raw_euler)):
         sim = Simulator(system, SimulationSettings(dt=DT, integrator=name))
         ours = best_of(lambda sim=sim: sim.step(arm, wheels), args.steps, args.repeats, sim.reset)
         base = best_of(raw(model, model.createData(), tau), args.steps, args.repeats)
-        print(f"{name:<22}{ours:>18.1f}{base:>18.1f}{ours / base:>8.2f}{1000.0 / ours:>10.1f}x")
+        floor = best_of(pinocchio_calls(model, model.createData(), tau, name), args.steps, args.repeats)
+        print(f"{name:<22}{ours:>18.1f}{base:>9.1f}{ours / base:>7.2f}{floor:>10.1f}{ours / floor:>8.2f}"
+              f"{1000.0 / ours:>10.1f}x")
     aba = best_of(lambda: pin.aba(model, sim.data, sim.state.q, sim.state.v, tau), args.steps, args.repeats)
     print(f"(one pinocchio.aba call: {aba:.1f} us)")
 
