@@ -48,8 +48,9 @@ from space_robot_dynamics.model.system_model import SystemModel
 from .contact_constraint import MomentumAndWeld
 from .generalized_jacobian import figures_from_singular_values, generalized_jacobian, jacobian_scale
 from .mechanical_connection import CurvatureFigureMaker, CurvatureFigures, Fibre, MechanicalConnection
-from .momentum_matrices import CentroidalMomentum, ThesisMomentumModel
+from .momentum_matrices import CentroidalMomentum, ThesisMomentumModel, momentum_shift
 from .monitor_settings import SECTION, MonitorSettings, load_monitor_settings
+from .small_linear_algebra import inverse, singular_values, symmetric_eigenvalues
 from .system_partition import index_or_slice, subtree_partition
 from .thesis_criterion import block_gram, closed_form_from_gram_inverse, thesis_criterion
 
@@ -200,7 +201,6 @@ class HolonomyMonitor:
         self._joint_v = index_or_slice(robot.joint_v)
         self._jacobian_cols = index_or_slice(self.jacobian_columns)
         self._jacobian_scale = jacobian_scale(robot.prismatic[self.jacobian_columns], self.length_scale)
-        self._n_jacobian_sv = min(6, len(self.jacobian_columns))
         # end-effector speed capacity = sum_j v_ref,j (|J*_lin,j| / L + |J*_ang,j|)
         self._contact_weights = np.outer([1.0 / self.length_scale, 1.0], self.reference_speed)
         self._row_sums = np.kron(np.eye(2), np.ones(3))       # (2, 6): sums of rows 0:3 and 3:6
@@ -224,14 +224,11 @@ class HolonomyMonitor:
         figures = CurvatureFigureMaker(self.shape_scale, len(fibres), length, self.settings.rank_rtol)
         # monitored velocities: the robot's (base, joints), then the target's base
         monitored = np.concatenate([f.all_v for f in fibres])
-        # inversion stack: [C_f, blockdiag(Gram_linear, Gram_angular, identity)], both (6 nf)^2
-        square = np.zeros((2, 6 * len(fibres), 6 * len(fibres)))
-        square[1] = np.eye(6 * len(fibres))
-        # singular-value stack: B (6 x N), Y_h twice (3 x 3), J* (6 x n_jac), attitude Gram (3 x 3)
-        width = max(len(cols), len(self.jacobian_columns))
+        # inversion matrix: blockdiag(C_f (6 nf square), Gram_linear, Gram_angular (3 x 3 each))
+        square = np.zeros((6 * len(fibres) + 6,) * 2)
         shares = np.array(masses) / mass
         return _Mode(roots, shares, np.repeat(shares, 6), index_or_slice(monitored), connection, figures,
-                     rows * cols[None, :], square, np.zeros((5, 6, width)), np.eye(6))
+                     rows * cols[None, :], square, np.eye(6))
 
     @classmethod
     def from_yaml(cls, path: str | Path, system: SystemModel | None = None) -> HolonomyMonitor:
@@ -272,22 +269,24 @@ class HolonomyMonitor:
         ag = c[:6]
         ee_position = j_ee = None
         if self._attached:      # B needs the hand's Jacobian; data.J is at q already (the grasp rows)
-            ee_position, j_ee = self._end_effector(data)
+            j_ee = self._end_effector_jacobian(data)
+            ee_position = data.oMf[self.ee_frame].translation
         b = self.thesis.constraint_matrix(self._attached, ag, j_ee, ee_position)     # eq. 2.32
         blocks = b.reshape(2, 3, -1)          # linear, angular rows: the two A of seed 004 sec. 4.2
 
-        # ---- one inversion: C_f of the connection and the Gram blocks of the closed-form Y_h, stacked
+        # ---- one inversion: C_f of the connection and the Gram blocks of the closed-form Y_h, block-diagonal
         square = mode.square.copy()
-        square[0] = connection.fibre_block(c)
-        block_gram(blocks, out=square[1, :6, :6])
-        inverse = np.linalg.inv(square)
-        curvature = connection.pair_curvature(q, c, inverse[0])        # the derivative calls fill data.J
+        n_fibre = len(square) - 6
+        square[:n_fibre, :n_fibre] = connection.fibre_block(c)
+        block_gram(blocks, out=square[n_fibre:, n_fibre:])
+        inv = inverse(square)
+        curvature = connection.pair_curvature(q, c, inv[:n_fibre, :n_fibre])     # the derivative calls fill data.J
         if not self._attached:
             if not len(self.robot.joint_v):     # no derivative calls: data.J is not there yet
                 pin.computeJointJacobians(self.model, data, q)
-            ee_position, j_ee = self._end_effector(data)
+            j_ee = self._end_effector_jacobian(data)
         if s.thesis_yh_method == "closed_form":
-            yh, yh_scale = closed_form_from_gram_inverse(blocks, inverse[1, :6, :6])
+            yh, yh_scale = closed_form_from_gram_inverse(blocks, inv[n_fibre:, n_fibre:])
             yh_threshold = (s.rank_rtol * yh_scale).tolist()
         else:                   # eqs. 4.8-4.16 literally, on request (config)
             literal = [thesis_criterion(a, s.rank_rtol, s.thesis_yh_method) for a in blocks]
@@ -300,29 +299,23 @@ class HolonomyMonitor:
         jstar_all = generalized_jacobian(j_ee, curvature.K[:6], self._base_v, self._joint_v)
         jstar = jstar_all[:, self._jacobian_cols]
 
-        # ---- all singular values in one call: B (dimensionless, eq. 2.32), Y_h linear and angular, the scaled
-        # J* and the Gram matrix of the attitude curvature, zero-padded to (6, width) (padding adds zeros only)
-        stack = mode.svd_stack.copy()
-        np.multiply(b, mode.b_scale, out=stack[0, :, :mode.b_scale.shape[1]])
-        stack[1:3, :3, :3] = yh
-        np.multiply(jstar, self._jacobian_scale, out=stack[3, :, :jstar.shape[1]])
+        # ---- singular values: B (dimensionless, eq. 2.32), Y_h linear and angular (for their ranks), the scaled
+        # J*, and the attitude curvature's from its Gram matrix
+        b_sv = singular_values(b * mode.b_scale)
+        b_threshold = s.rank_rtol * b_sv[0]
+        b_rank = len([x for x in b_sv.tolist() if x > b_threshold])
+        yh_rank_lin, yh_rank_ang = (len([x for x in singular_values(m).tolist() if x > threshold])
+                                    for m, threshold in zip(yh, yh_threshold))
+        jac_sv = singular_values(jstar * self._jacobian_scale)
         if parts is not None:
-            stack[4, :3, :3] = parts.attitude_gram
-        sv = np.linalg.svd(stack, compute_uv=False)
-        b_sv, jac_sv = sv[0], sv[3, :self._n_jacobian_sv]
-        (b_row, yh_lin_row, yh_ang_row) = sv[:3].tolist()
-        b_threshold, (yh_lin_threshold, yh_ang_threshold) = s.rank_rtol * b_row[0], yh_threshold
-        b_rank = len([x for x in b_row if x > b_threshold])
-        yh_rank_lin = len([x for x in yh_lin_row if x > yh_lin_threshold])
-        yh_rank_ang = len([x for x in yh_ang_row if x > yh_ang_threshold])
-        if parts is not None:
-            figures = mode.figures.figures_from(parts, mode.figures.attitude_singular_values(parts, sv[4]))
+            gram_values = symmetric_eigenvalues(parts.attitude_gram)[::-1]
+            figures = mode.figures.figures_from(parts, mode.figures.attitude_singular_values(parts, gram_values))
         else:
             figures = CurvatureFigures(np.zeros(3), 0, 0.0)
         jac = figures_from_singular_values(jstar, jac_sv)
 
         # ---- momentum of the monitored bodies about their centre of mass, its change and its capacity
-        momenta, frac_lin, frac_ang, jump_frac = self._momentum(t, ag, v, mode, (data.com[0] - com).tolist())
+        momenta, frac_lin, frac_ang, jump_frac = self._momentum(t, ag, v, mode, data.com[0] - com)
         h, dh, mean_wrench = momenta       # (2, 3) each: linear, angular
 
         # ---- contact residual
@@ -356,28 +349,24 @@ class HolonomyMonitor:
         origin, world."""
         blocks, coms = [], []
         for root in mode.roots:
-            placement = data.oMi[root]
-            rotation = placement.rotation
+            placement = data.oMi[root]          # a reference into data: read only
             coms.append(data.oYcrb[root].lever)
-            dx, dy, dz = (placement.translation - coms[-1]).tolist()
-            blocks += [rotation, np.array(((0.0, -dz, dy), (dz, 0.0, -dx), (-dy, dx, 0.0))).dot(rotation)]
-        jacobian = np.concatenate(blocks, axis=1)
+            # [R_f, [d_f x] R_f]: the linear rows of the action matrix of the pose (R_f, d_f)
+            blocks.append(pin.SE3(placement.rotation, placement.translation - coms[-1]).toActionMatrix()[:3])
         if len(coms) == 1:                  # the share is 1
-            return coms[0], jacobian
+            return coms[0], blocks[0]
+        jacobian = np.concatenate(blocks, axis=1)
         jacobian *= mode.column_shares
         return mode.mass_shares_array.dot(coms), jacobian
 
-    def _momentum(self, t: float, ag: np.ndarray, v: np.ndarray, mode: _Mode, offset: list):
+    def _momentum(self, t: float, ag: np.ndarray, v: np.ndarray, mode: _Mode, offset: np.ndarray):
         """Momentum of the monitored bodies about their centre of mass r (A_G's angular rows are about the total
         centre of mass r_G: L = L_G + (r_G - r) x p, offset = r_G - r), its change since the reference, the
         largest one-cycle change and the momentum capacity. Returns ((h, h - h0, (h - h0) / (t - t0)) as
-        (3, 2, 3), linear fraction, angular fraction, jump fraction). Six-vectors in plain floats."""
-        dx, dy, dz = offset
-        px, py, pz, lx, ly, lz = ag[:, mode.cols].dot(v[mode.cols]).tolist()
-        h = [px, py, pz, lx + dy * pz - dz * py, ly + dz * px - dx * pz, lz + dx * py - dy * px]
+        (3, 2, 3), linear fraction, angular fraction, jump fraction). Six-vectors in plain floats after h."""
+        shift = momentum_shift(offset)
+        h = shift.dot(ag[:, mode.cols].dot(v[mode.cols])).tolist()
         # capacity: |column| of the shifted momentum map per joint (linear, angular rows), times the joint speeds
-        shift = mode.identity6.copy()
-        shift[3:, :3] = ((0.0, -dz, dy), (dz, 0.0, -dx), (-dy, dx, 0.0))
         columns = shift.dot(ag[:, self._joint_v])
         columns *= columns
         cap_lin, cap_ang = np.sqrt(self._row_sums.dot(columns)).dot(self.reference_speed).tolist()
@@ -391,11 +380,10 @@ class HolonomyMonitor:
         return (np.array((h, dh, mean)).reshape(3, 2, 3), _norm3(dh[:3]) / cap_lin, _norm3(dh[3:]) / cap_ang,
                 max(_norm3(jump[:3]) / cap_lin, _norm3(jump[3:]) / cap_ang))
 
-    def _end_effector(self, data: pin.Data) -> tuple[np.ndarray, np.ndarray]:
-        """(origin in world, frame Jacobian LOCAL_WORLD_ALIGNED 6 x nv) of the end effector from data.J at q."""
-        model = self.model
-        position = pin.updateFramePlacement(model, data, self.ee_frame).translation
-        return position, pin.getFrameJacobian(model, data, self.ee_frame, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+    def _end_effector_jacobian(self, data: pin.Data) -> np.ndarray:
+        """Frame Jacobian (LOCAL_WORLD_ALIGNED, 6 x nv) of the end effector from data.J at q. getFrameJacobian
+        also places the frame in data.oMf (Pinocchio 3 and 4), so its origin is data.oMf[ee_frame] after it."""
+        return pin.getFrameJacobian(self.model, data, self.ee_frame, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
 
     # ---- pieces ---------------------------------------------------------------------------------
     def _checked(self, t, q, v):
@@ -407,20 +395,23 @@ class HolonomyMonitor:
             raise CommandError("t", f"must be finite, got {t}")
         if self._t_prev is not None and t <= self._t_prev:
             raise CommandError("t", f"must increase: got {t} after {self._t_prev}")
-        out = []
-        for name, x, size in (("q", q, self.model.nq), ("v", v, self.model.nv)):
-            try:
-                x = np.asarray(x, dtype=float)
-            except (TypeError, ValueError) as exc:
-                raise CommandError(name, f"not a numeric vector: {exc}") from exc
-            if x.shape != (size,):
-                raise CommandError(name, f"expected {size} values, got shape {x.shape}")
-            if not math.isfinite(x.dot(x)):     # one product: NaN and inf propagate (indices only on failure)
+        q, v = self._vector("q", q, self.model.nq), self._vector("v", v, self.model.nv)
+        if not math.isfinite(q.dot(q) + v.dot(v)):      # NaN and inf propagate (indices only on failure)
+            for name, x in (("q", q), ("v", v)):
                 bad = np.flatnonzero(~np.isfinite(x))
                 if len(bad):
                     raise CommandError(name, f"non-finite values at indices {bad.tolist()}")
-            out.append(x)
-        return pin.normalize(self.model, out[0]), out[1], t        # normalize returns a new vector
+        return pin.normalize(self.model, q), v, t        # normalize returns a new vector
+
+    @staticmethod
+    def _vector(name: str, x, size: int) -> np.ndarray:
+        try:
+            x = np.asarray(x, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise CommandError(name, f"not a numeric vector: {exc}") from exc
+        if x.shape != (size,):
+            raise CommandError(name, f"expected {size} values, got shape {x.shape}")
+        return x
 
     def _auto_length_scale(self) -> float:
         """Distance from the base centroid to the end effector at the neutral configuration (the arm's reach)."""
@@ -518,8 +509,7 @@ class _Mode:
     connection: MechanicalConnection
     figures: CurvatureFigureMaker
     b_scale: np.ndarray     # (6, N) factors making B dimensionless
-    square: np.ndarray      # template of the inversion stack (update)
-    svd_stack: np.ndarray   # zeros, template of the singular-value stack (update)
+    square: np.ndarray      # zeros, template of the inversion matrix (update)
     identity6: np.ndarray
 
 

@@ -36,7 +36,6 @@ prismatic shape coordinate is measured in units of L.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -45,6 +44,7 @@ import pinocchio as pin
 
 from .constraint_stack import ConstraintStack
 from .lie_algebra import bracket_constants, bracket_pairs
+from .small_linear_algebra import singular_values_from_gram
 from .system_partition import index_or_slice
 
 
@@ -122,7 +122,10 @@ class MechanicalConnection:
         self._fields[np.arange(ns), self.shape_v] = 1.0
         self._constants = bracket_constants(len(self.fibres))
         iu, ju = np.triu_indices(ns, 1)
-        self._pair_columns = np.concatenate((iu * ns + ju, ju * ns + iu, ns * ns + ju * ns + iu))
+        columns = np.stack((iu * ns + ju, ju * ns + iu, ns * ns + iu * ns + ju))       # (3, n_pairs)
+        components = np.arange(len(self.fibre_v))[:, None] * (2 * ns * ns)               # row starts in terms
+        # flat indices into terms (rows 6 nf, 2 ns^2 columns): [term, component r, pair p], flattened over (r, p)
+        self._pair_index = (components[None, :, :] + columns[:, None, :]).reshape(3, -1)
         self._n_pairs = len(iu)
 
     def matrix(self, q: np.ndarray) -> np.ndarray:
@@ -141,7 +144,7 @@ class MechanicalConnection:
 
     def _terms(self, q: np.ndarray, c: np.ndarray, cf_inverse: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """(K, terms) from C = C(q), terms (6 nf, 2 ns^2) with fibre components as rows:
-        terms[:, i ns + j] = X_i(K_j) and terms[:, ns^2 + j ns + i] = [K_i, K_j].
+        terms[:, i ns + j] = X_i(K_j) and terms[:, ns^2 + i ns + j] = [K_i, K_j].
 
         X_i(K_j) = -C_f^-1 X_i(C) (K_j; e_j) (module docstring), with the constraint sources' derivatives along
         the fields X_i (their `kernel_derivatives`: the fields are allowed velocities). Plain 2-D products
@@ -162,7 +165,7 @@ class MechanicalConnection:
         k, terms = self._terms(q, c, None)
         ns = k.shape[1]
         dk = terms[:, :ns * ns].T.reshape(ns, ns, -1)                        # [i, j] = X_i(K_j)
-        bracket = terms[:, ns * ns:].reshape(-1, ns, ns).transpose(2, 1, 0)   # [i, j] = [K_i, K_j]
+        bracket = terms[:, ns * ns:].reshape(-1, ns, ns).transpose(1, 2, 0)   # [i, j] = [K_i, K_j]
         curvature = dk - dk.transpose(1, 0, 2) + bracket
         return ConnectionCurvature(k, dk, curvature, bracket, c)
 
@@ -171,15 +174,11 @@ class MechanicalConnection:
         computed by the caller so that it can read the constraint sources' Pinocchio data at q in between,
         and optionally C_f^-1 (inverted by the caller together with other matrices)."""
         k, terms = self._terms(q, c, cf_inverse)
-        n = self._n_pairs
-        columns = terms.take(self._pair_columns, axis=1).reshape(len(k), 3, n)   # X_i K_j, X_j K_i, [K_i, K_j]
-        curvature = np.matmul(_CURVATURE_SIGNS, columns)                           # (6 nf, n_pairs)
+        shape = (len(k), self._n_pairs)
+        columns = terms.take(self._pair_index)          # (3, 6 nf n_pairs): X_i K_j, X_j K_i, [K_i, K_j]
+        curvature = _CURVATURE_SIGNS.dot(columns).reshape(shape)
         np.abs(columns, out=columns)
-        return PairCurvature(k, curvature, np.matmul(_ONES3, columns))
-
-
-# Largest s_max / s_min for which singular values are taken from a Gram matrix (error ~ ratio^2 eps < 1e-13).
-GRAM_CONDITION_LIMIT = 30.0
+        return PairCurvature(k, curvature, _ONES3.dot(columns).reshape(shape))
 
 
 @dataclass(frozen=True)
@@ -259,23 +258,18 @@ class CurvatureFigureMaker:
         squares = np.concatenate((term_size * self.weight, (com_jacobian * self.com_column_scale).dot(weighted)))
         squares *= squares
         # largest over the pairs of: attitude term size^2, term size^2, centre-of-mass velocity^2
-        sums = self.square_sums.dot(squares).tolist()
-        attitude_scale, all_scale, com_velocity = (math.sqrt(max(row)) for row in sums)
+        attitude_scale, all_scale, com_velocity = np.sqrt(self.square_sums.dot(squares).max(axis=1)).tolist()
         attitude = weighted[3:6]
         return CurvatureParts(attitude.T, attitude.dot(attitude.T), self.rank_rtol * attitude_scale,
                               com_velocity / all_scale if all_scale > 0.0 else 0.0)
 
     @staticmethod
     def attitude_singular_values(parts: CurvatureParts, gram_singular_values: np.ndarray) -> np.ndarray:
-        """The singular values of parts.attitude (A, n_pairs x 3) from the singular values of its Gram matrix
-        parts.attitude_gram = A^T A (which a caller can compute together with other matrices'): s = sqrt(s_G).
-        Squaring costs relative accuracy (s_max / s_min)^2 eps, so beyond a ratio GRAM_CONDITION_LIMIT (error
-        below 1e-13) they come from the SVD of A itself, whose small values (the ones that decide the rank)
-        are accurate to eps s_max."""
-        values = np.sqrt(gram_singular_values[:min(3, len(parts.attitude))])
-        if values[-1] * GRAM_CONDITION_LIMIT <= values[0]:
-            return np.linalg.svd(parts.attitude, compute_uv=False)
-        return values
+        """The singular values of parts.attitude (A, n_pairs x 3) from the singular values (or the eigenvalues,
+        decreasing) of its Gram matrix parts.attitude_gram = A^T A, which a caller can compute together with
+        other matrices': s = sqrt(s_G), or from the SVD of A itself when the Gram route loses accuracy
+        (small_linear_algebra.singular_values_from_gram)."""
+        return singular_values_from_gram(parts.attitude, gram_singular_values[:min(3, len(parts.attitude))])
 
     @staticmethod
     def figures_from(parts: CurvatureParts, attitude_singular_values: np.ndarray) -> CurvatureFigures:

@@ -56,8 +56,9 @@ class CentroidalMomentum:
         self.mass = float(sum(inertia.mass for inertia in model.inertias))
 
     def matrix(self, q: np.ndarray) -> np.ndarray:
-        """A_G (6 x nv), world axes, angular rows about the CoM; also leaves oMi and com[0] in self.data."""
-        return pin.computeCentroidalMap(self.model, self.data, q).copy()
+        """A_G (6 x nv), world axes, angular rows about the CoM; also leaves oMi and com[0] in self.data.
+        A new array (Pinocchio 3 and 4 return a copy of data.Ag), which later calls on self.data leave alone."""
+        return pin.computeCentroidalMap(self.model, self.data, q)
 
     def derivative(self, q: np.ndarray, u: np.ndarray) -> np.ndarray:
         """X_u(A_G) = d/de A_G(q (+) e u) at e = 0 (6 x nv); u is a Pinocchio velocity (nv,)."""
@@ -158,9 +159,7 @@ class ThesisMomentumModel:
         """
         robot, kinematics = self.robot, self.centroidal.data
         base = kinematics.oMi[robot.root_joint_id]
-        shift = skew(kinematics.com[0] - base.act(robot.base_com_local))
         robot_cols = ag[:, self._robot_v]                                    # (6, 6 + n): base, joints
-        blocks = []
         if with_target:
             if self.target is None:
                 raise ValueError("with_target=True needs a target subtree")
@@ -170,10 +169,10 @@ class ThesisMomentumModel:
             lever = momentum[:, 3:] - momentum[:, :3].dot(skew(tgt.act(target.base_com_local) - ee_position))
             robot_cols = robot_cols + np.concatenate((momentum[:, :3], lever), axis=1).dot(
                 ee_jacobian[:, self._robot_v])
-            blocks = [lever, momentum[:, :3]]
-        b = np.concatenate([robot_cols[:, :6].dot(self._base_block.dot(base.rotation.ravel()).reshape(6, 6)),
-                            robot_cols[:, 6:]] + blocks, axis=1)
-        b[3:] += shift.dot(b[:3])
+            robot_cols = np.concatenate((robot_cols, lever, momentum[:, :3]), axis=1)
+        # angular rows about the base centroid r_b (a left factor), base columns per (V_b, Omega_b)
+        b = momentum_shift(kinematics.com[0] - base.act(robot.base_com_local)).dot(robot_cols)
+        b[:, :6] = b[:, :6].dot(self._base_block.dot(base.rotation.ravel()).reshape(6, 6))
         return b
 
     def compute(self, q: np.ndarray, with_target: bool, ag: np.ndarray | None = None,
@@ -216,6 +215,19 @@ class ThesisMomentumModel:
         b = ag.dot(t_map)
         b[3:] += shift.dot(b[:3])
         return ThesisMomentumMatrices(b, t_map, self.columns_target, True)
+
+
+# S = [[E_3, 0], [[d x], E_3]] flattened, as _SHIFT_IDENTITY + d @ _SHIFT_LINEAR
+_SHIFT_IDENTITY = np.eye(6).ravel()
+_SHIFT_LINEAR = np.zeros((3, 6, 6))
+_SHIFT_LINEAR[:, 3:, :3] = skew(np.eye(3))          # [e_k x] for k = 0, 1, 2
+_SHIFT_LINEAR = _SHIFT_LINEAR.reshape(3, 36)
+
+
+def momentum_shift(offset: np.ndarray) -> np.ndarray:
+    """(6, 6) S = [[E_3, 0], [[d x], E_3]] with d = offset = a - b: S (P, L_a) = (P, L_b), the same momentum
+    with its angular part about point b instead of a (L_b = L_a + (a - b) x P; world axes, m)."""
+    return (_SHIFT_IDENTITY + np.dot(offset, _SHIFT_LINEAR)).reshape(6, 6)
 
 
 def _velocity_block_map(com_local: np.ndarray) -> np.ndarray:
