@@ -35,27 +35,31 @@ from space_robot_dynamics.errors import CommandError, ConfigError
 _UNIT_TOLERANCE = 1e-2    # a setpoint quaternion may be off unit norm by this much (it is then normalized)
 
 
-def quaternion_multiply(a, b) -> tuple:
-    """Hamilton product a (x) b of quaternions stored (x, y, z, w) (sequences of 4 floats; plain floats
-    because this runs at the control rate and numpy's per-element overhead dominates at this size)."""
-    ax, ay, az, aw = a
-    bx, by, bz, bw = b
-    return (aw * bx + bw * ax + ay * bz - az * by,
-            aw * by + bw * ay + az * bx - ax * bz,
-            aw * bz + bw * az + ax * by - ay * bx,
-            aw * bw - ax * bx - ay * by - az * bz)
+def quaternion_left_matrix(a) -> np.ndarray:
+    """L(a) (4 x 4) with a (x) b = L(a) b for the Hamilton product of quaternions stored (x, y, z, w):
+    the product with a fixed left factor as one matrix-vector product (the control rate's form)."""
+    ax, ay, az, aw = (float(c) for c in a)
+    return np.array([[aw, -az, ay, ax],
+                     [az, aw, -ax, ay],
+                     [-ay, ax, aw, az],
+                     [-ax, -ay, -az, aw]])
+
+
+def error_map(setpoint_xyzw) -> np.ndarray:
+    """The 4 x 4 matrix Q with q_e = q_d^-1 (x) q = Q q (eq. 1) for the unit setpoint q_d (x, y, z, w)."""
+    sx, sy, sz, sw = (float(c) for c in setpoint_xyzw)
+    return quaternion_left_matrix((-sx, -sy, -sz, sw))
 
 
 def quaternion_error(orientation_xyzw: np.ndarray, setpoint_xyzw: np.ndarray) -> tuple[np.ndarray, float]:
     """Eq. (1): (e, angle): shortest-path error vector (bus frame, dimensionless) and error angle (rad)."""
-    ex, ey, ez, angle = _error_floats([float(c) for c in orientation_xyzw], [float(c) for c in setpoint_xyzw])
+    ex, ey, ez, angle = _shortest_path(error_map(setpoint_xyzw).dot(np.asarray(orientation_xyzw, dtype=float)))
     return np.array([ex, ey, ez]), angle
 
 
-def _error_floats(orientation_xyzw, setpoint_xyzw) -> tuple[float, float, float, float]:
-    """Eq. (1) on Python floats: (e_x, e_y, e_z, angle)."""
-    sx, sy, sz, sw = setpoint_xyzw
-    ex, ey, ez, ew = quaternion_multiply((-sx, -sy, -sz, sw), orientation_xyzw)
+def _shortest_path(error_xyzw: np.ndarray) -> tuple[float, float, float, float]:
+    """Eq. (1) from q_e (x, y, z, w): (e_x, e_y, e_z, angle) as Python floats."""
+    ex, ey, ez, ew = error_xyzw.tolist()
     sign = 1.0 if ew >= 0.0 else -1.0
     angle = 2.0 * math.atan2(math.sqrt(ex * ex + ey * ey + ez * ez), abs(ew))
     return sign * ex, sign * ey, sign * ez, angle
@@ -159,6 +163,8 @@ class AttitudeController:
                 raise ConfigError(f"reaction_wheels.{name}", f"must be > 0 for every wheel, got {limit.tolist()}")
         # The limits as Python floats: per-wheel tests on 3-4 wheels cost less in Python than in numpy.
         self._limits = tuple(zip(self.max_speed.tolist(), self.max_torque.tolist()))
+        self._no_flags = np.zeros(n, dtype=bool)        # speed_saturated of every unlimited command (shared)
+        self._no_flags.flags.writeable = False
         self.gains = gains
         self.setpoint = None if setpoint_xyzw is None else unit_quaternion(setpoint_xyzw)
 
@@ -180,7 +186,7 @@ class AttitudeController:
     @setpoint.setter
     def setpoint(self, quat_xyzw) -> None:
         self._setpoint = None if quat_xyzw is None else np.asarray(quat_xyzw, dtype=float)
-        self._setpoint_floats = None if quat_xyzw is None else self._setpoint.tolist()
+        self._error_map = None if quat_xyzw is None else error_map(self._setpoint)
 
     def set_setpoint(self, quat_xyzw) -> None:
         """Desired bus orientation (base_link -> world), (x, y, z, w). CommandError if not a unit quaternion."""
@@ -208,35 +214,42 @@ class AttitudeController:
                feedforward_torque: np.ndarray | None = None) -> AttitudeCommand:
         """One control step. orientation: bus -> world (x, y, z, w); angular_velocity: rad/s, bus frame;
         wheel_speed: rad/s relative to the bus; feedforward_torque: N m, bus frame (None: none)."""
-        if self.setpoint is None:
-            raise CommandError("setpoint", "no attitude setpoint: call set_setpoint() first")
-        e, angle = quaternion_error(orientation_xyzw, self.setpoint)
+        ex, ey, ez, angle = self._error(orientation_xyzw)
+        e = np.array([ex, ey, ez])
         demanded = self._demanded(e, angular_velocity, feedforward_torque)
         tau, scale, blocked = self.allocate(demanded, wheel_speed)
         return AttitudeCommand(tau, -self.spin_axes @ tau, demanded, e, angle, scale, scale < 1.0, blocked)
 
     def wheel_command(self, orientation_xyzw, angular_velocity, wheel_speed,
                       feedforward_torque=None) -> tuple[np.ndarray, float, bool, np.ndarray]:
-        """update() for the control rate, without the fields only diagnostics need; all arguments as lists
-        of Python floats (units and frames as in update()). Returns (wheel_torque, error_angle,
-        torque_saturated, speed_saturated) as in AttitudeCommand (equal to round-off)."""
-        if self._setpoint_floats is None:
-            raise CommandError("setpoint", "no attitude setpoint: call set_setpoint() first")
-        ex, ey, ez, angle = _error_floats(orientation_xyzw, self._setpoint_floats)
-        ff = feedforward_torque if feedforward_torque is not None else [0.0, 0.0, 0.0]
-        tau = self._command_map.dot(np.array([ex, ey, ez] + angular_velocity + ff))
+        """update() for the control rate, without the fields only diagnostics need. orientation: 4 values
+        (an array: no conversion); angular_velocity, feedforward_torque (None: none): lists of 3 Python
+        floats; wheel_speed: a sequence of Python floats (units and frames as in update()). Returns
+        (wheel_torque, error_angle, torque_saturated, speed_saturated) as in AttitudeCommand (equal to
+        round-off; speed_saturated may be a shared read-only array)."""
+        ex, ey, ez, angle = self._error(orientation_xyzw)
+        ff = feedforward_torque if feedforward_torque is not None else (0.0, 0.0, 0.0)
+        tau = self._command_map.dot(np.array((ex, ey, ez, *angular_velocity, *ff)))
         peak = 0.0
         for speed, torque, (max_speed, max_torque) in zip(wheel_speed, tau.tolist(), self._limits):
             if abs(speed) >= max_speed:      # rare: a wheel at its speed limit, see allocate()
                 return self._limited_command(np.array((ex, ey, ez)), angle, angular_velocity, wheel_speed, ff)
-            peak = max(peak, abs(torque) / max_torque)
+            ratio = abs(torque) / max_torque
+            if ratio > peak:
+                peak = ratio
         if peak > 1.0:                       # one factor for all wheels keeps the direction of the bus torque
-            return tau * (1.0 / peak), angle, True, np.zeros(len(tau), dtype=bool)
-        return tau, angle, False, np.zeros(len(tau), dtype=bool)
+            return tau * (1.0 / peak), angle, True, self._no_flags
+        return tau, angle, False, self._no_flags
+
+    def _error(self, orientation_xyzw) -> tuple[float, float, float, float]:
+        """Eq. (1) for the current setpoint: (e_x, e_y, e_z, angle) as Python floats."""
+        if self._error_map is None:
+            raise CommandError("setpoint", "no attitude setpoint: call set_setpoint() first")
+        return _shortest_path(self._error_map.dot(orientation_xyzw))
 
     def _limited_command(self, e, angle, angular_velocity, wheel_speed, feedforward_torque):
         demanded = self._demanded(e, np.array(angular_velocity), np.array(feedforward_torque))
-        tau, scale, blocked = self.allocate(demanded, np.array(wheel_speed))
+        tau, scale, blocked = self.allocate(demanded, np.array(list(wheel_speed)))
         return tau, angle, scale < 1.0, blocked
 
     def _demanded(self, e: np.ndarray, angular_velocity: np.ndarray, feedforward_torque) -> np.ndarray:

@@ -16,13 +16,17 @@ One update (all quantities at time t, from the full model state (q, v)):
    does not reach, so the attitude loop sees a disturbance its feedback has to take).
 With `joint_tracking` off the arm gets zero torque and is modelled as passive; with `attitude_hold` off
 the wheels get zero torque.
-Steps 3-5 run as computed_torque.ComputedTorqueStep (eqs. 4-5 there: one Cholesky factorization per
-update, K^-1 read off the factor), which gives the same torques as ReducedDynamics to round-off.
+Steps 1-2 are linear in (1, s, ..., s^5, q_arm, qdot_arm) on each polynomial piece of the reference (s: its
+local time), so they run as one matrix per piece (_tracking_law), made when the piece begins. Steps 3-5
+run as computed_torque.ComputedTorqueStep (eqs. 4-5 there: one Cholesky factorization per update, K^-1
+read off the factor), which gives the same torques as ReducedDynamics to round-off.
+The state is checked once, at update()'s boundary (numeric vectors of the model's sizes, finite); the
+steps behind it take it as it is.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 import pinocchio as pin
@@ -30,15 +34,14 @@ import pinocchio as pin
 from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.model.system_model import SystemModel
 
-from .attitude_control import AttitudeController, AttitudeGains, quaternion_multiply, wheel_spin_axes
-from .computed_torque import ComputedTorqueStep, FreeFloatingComputedTorque
+from .attitude_control import AttitudeController, AttitudeGains, quaternion_left_matrix, wheel_spin_axes
+from .computed_torque import ComputedTorqueStep, FreeFloatingComputedTorque, contiguous_index
 from .controller_config import ControllerConfig, check_joint_list
-from .joint_trajectory import JointLimits, JointTrajectoryFollower, TrajectoryReport
+from .joint_trajectory import JointLimits, JointTrajectoryFollower, TrajectoryReport, quintic_powers
 
 _BUS_JOINTS = ("free_flyer", "spherical")
 
 
-@dataclass
 class ControlOutput:
     """Commands and status of one update. Arm vectors follow `ServicerController.arm_joints`, wheel vectors
     `ServicerController.wheel_joints` (the configured output orders).
@@ -50,18 +53,43 @@ class ControlOutput:
     attitude_error_angle (rad): rotation from the setpoint to the bus attitude (nan if attitude_hold is off).
     arm_saturated: per joint, clipped to its effort limit. wheel_torque_saturated: the wheel-torque vector
     was scaled down; wheel_speed_saturated: per wheel, denied torque at its speed limit.
+    The reference fields and arm_saturated are formed when read, from this update's own arrays (the node
+    reads them at its diagnostics rate, not at the control rate). The zero torques of a mode that is off and
+    the all-False wheel_speed_saturated are shared read-only arrays.
     """
 
-    arm_torque: np.ndarray
-    wheel_torque: np.ndarray
-    desired_positions: np.ndarray
-    tracking_error: np.ndarray
-    tracking_error_max: float
-    trajectory_active: bool
-    attitude_error_angle: float
-    arm_saturated: np.ndarray
-    wheel_torque_saturated: bool
-    wheel_speed_saturated: np.ndarray
+    __slots__ = ("arm_torque", "wheel_torque", "trajectory_active", "attitude_error_angle",
+                 "wheel_torque_saturated", "wheel_speed_saturated", "_reference", "_tracking", "_demanded_arm")
+
+    def __init__(self, arm_torque: np.ndarray, wheel_torque: np.ndarray, reference: np.ndarray, tracking: bool,
+                 trajectory_active: bool, attitude_error_angle: float, demanded_arm_torque: np.ndarray,
+                 wheel_torque_saturated: bool, wheel_speed_saturated: np.ndarray):
+        self.arm_torque = arm_torque
+        self.wheel_torque = wheel_torque
+        self._reference = reference             # [q_d | q_d - q | a*] (3 n)
+        self._tracking = tracking
+        self.trajectory_active = trajectory_active
+        self.attitude_error_angle = attitude_error_angle
+        self._demanded_arm = demanded_arm_torque     # before the effort limits
+        self.wheel_torque_saturated = wheel_torque_saturated
+        self.wheel_speed_saturated = wheel_speed_saturated
+
+    @property
+    def arm_saturated(self) -> np.ndarray:
+        return self.arm_torque != self._demanded_arm
+
+    @property
+    def desired_positions(self) -> np.ndarray:
+        return self._reference[:len(self.arm_torque)]
+
+    @property
+    def tracking_error(self) -> np.ndarray:
+        n = len(self.arm_torque)
+        return self._reference[n:2 * n] if self._tracking else np.full(n, np.nan)
+
+    @property
+    def tracking_error_max(self) -> float:
+        return float(np.abs(self.tracking_error).max(initial=0.0)) if self._tracking else float("nan")
 
 
 class ServicerController:
@@ -85,7 +113,6 @@ class ServicerController:
             raise ConfigError("controller.modes", "attitude_hold needs reaction wheels; the model has none", src)
         self._arm_v = np.array([system.v_index(n) for n in self.arm_joints], dtype=int)
         self._wheel_v = np.array([system.v_index(n) for n in self.wheel_joints], dtype=int)
-        self._wheel_v_list = self._wheel_v.tolist()
         self._arm_q = np.array([self._revolute_q_index(n) for n in self.arm_joints], dtype=int)
 
         # Trajectory limits: URDF position and velocity limits, configured accelerations.
@@ -120,6 +147,8 @@ class ServicerController:
 
         # Attitude: the bus is the base link of `bus_subtree`.
         self.attitude: AttitudeController | None = None
+        self._bus_w = self._bus_q = slice(0, 0)
+        self._mount = None
         self.bus_inertia = np.full((3, 3), np.nan)
         self._feedforward = False
         if self.attitude_hold:
@@ -128,11 +157,26 @@ class ServicerController:
         self._step = ComputedTorqueStep(self.dynamics, self._wheel_v if self.attitude_hold else (),
                                         range(self._bus_w.start, self._bus_w.stop) if self._feedforward else ())
         n_arm = len(self.arm_joints)
-        self._gains = np.hstack((self.kp * np.eye(n_arm), self.kd * np.eye(n_arm)))   # a* - qdd_d = gains [e; e']
-        self._measured = np.zeros(2 * n_arm)                                          # [q_arm | v_arm]
+        # update()'s per-step buffers and index views. x = [1, s, ..., s^5 | q_arm | qdot_arm]: the tracking
+        # law of a reference segment is linear in x (see _tracking_law).
+        self._x = np.zeros(6 + 2 * n_arm)
+        self._x_powers, self._x_q, self._x_v = self._x[:6], self._x[6:6 + n_arm], self._x[6 + n_arm:]
+        self._a_star = slice(2 * n_arm, 3 * n_arm)             # a* in the law's output [q_d | e | a*]
+        self._arm_q_index, self._arm_v_index = contiguous_index(self._arm_q), contiguous_index(self._arm_v)
+        wheels = contiguous_index(self._wheel_v)       # wheel speeds out of v's list: a slice or a gather
+        self._wheel_speeds = itemgetter(wheels) if isinstance(wheels, slice) else itemgetter(*wheels.tolist())
+        self._q_shape, self._v_shape = (model.nq,), (model.nv,)
         self._no_acceleration = np.zeros(0)                  # the controlled accelerations with tracking off
+        self._idle_arm = np.zeros(n_arm)
+        self._idle_arm.flags.writeable = False               # shared by the outputs of updates without tracking
+        self._idle_wheels = np.zeros(len(self.wheel_joints))
+        self._idle_wheels.flags.writeable = False
+        self._no_wheel_flags = np.zeros(len(self.wheel_joints), dtype=bool)
+        self._no_wheel_flags.flags.writeable = False
+        self._segment: np.ndarray | None = None              # the reference segment _law was made for
+        self._law = np.zeros((3 * n_arm, 6 + 2 * n_arm))
         self._first = True
-        self._last: tuple[float, np.ndarray, np.ndarray] | None = None
+        self._last_t: float | None = None                    # time of the last update; its arm state is in _x
 
     def _revolute_q_index(self, name: str) -> int:
         joint = self.system.model.joints[self.system.joint_id(name)]
@@ -156,7 +200,9 @@ class ServicerController:
         first_w = joint.idx_v + (3 if bus.config.base_joint == "free_flyer" else 0)
         self._bus_w = slice(first_w, first_w + 3)
         self._bus_wp = np.array([self.dynamics.passive_index(i) for i in range(first_w, first_w + 3)], dtype=int)
-        self._mount = tuple(pin.Quaternion(model.jointPlacements[bus.root_joint_id].rotation).coeffs().tolist())
+        mount = pin.Quaternion(model.jointPlacements[bus.root_joint_id].rotation).coeffs()
+        # bus orientation = mount (x) base joint's: L(mount) as a matrix, None for the identity
+        self._mount = None if mount.tolist() == [0.0, 0.0, 0.0, 1.0] else quaternion_left_matrix(mount)
         axes = wheel_spin_axes(model, bus.root_joint_id, self.wheel_joints)
         # Apparent bus inertia K^-1 at the neutral pose (arm locked when tracking, limp otherwise): the
         # inertia the wheels turn, which sets the PD gains for the chosen bandwidth.
@@ -176,15 +222,15 @@ class ServicerController:
         update. start_time (s): header.stamp (None: now). CommandError if rejected (nothing changes)."""
         if not self.tracking:
             raise CommandError("trajectory", "joint_tracking mode is off in this controller's configuration")
-        if self._last is None:
+        if self._last_t is None:
             raise CommandError("state", "no state yet: update() must run once before a trajectory is accepted")
-        t, q, v = self._last
-        return self.follower.set_trajectory(joint_names, points, t, q[self._arm_q], v[self._arm_v], start_time)
+        return self.follower.set_trajectory(joint_names, points, self._last_t, self._x_q.copy(), self._x_v.copy(),
+                                            start_time)
 
     def stop_trajectory(self) -> None:
         """Drop the trajectory (e.g. a cancelled goal) and hold the arm where the last update measured it."""
-        if self._last is not None:
-            self.follower.hold(self._last[1][self._arm_q])
+        if self._last_t is not None:
+            self.follower.hold(self._x_q.copy())
 
     def set_attitude_setpoint(self, quat_xyzw) -> None:
         """Desired bus orientation, base_link -> world, (x, y, z, w). CommandError if not a unit quaternion."""
@@ -193,72 +239,101 @@ class ServicerController:
         self.attitude.set_setpoint(quat_xyzw)
 
     def bus_orientation(self, q: np.ndarray) -> np.ndarray:
-        """Bus (base_link) orientation in the world frame, (x, y, z, w)."""
-        return np.array(self._bus_orientation(q))
+        """Bus (base_link) orientation in the world frame, (x, y, z, w), normalized."""
+        quat = self._bus_orientation(np.asarray(q, dtype=float))
+        return quat / np.linalg.norm(quat)
 
-    def _bus_orientation(self, q: np.ndarray) -> tuple:
-        """bus_orientation() as 4 Python floats: the mount rotation times the base joint's, normalized."""
-        x, y, z, w = quaternion_multiply(self._mount, q[self._bus_q].tolist())
-        norm = math.sqrt(x * x + y * y + z * z + w * w)
-        return x / norm, y / norm, z / norm, w / norm
+    def _bus_orientation(self, q: np.ndarray) -> np.ndarray:
+        """The mount rotation times the base joint's (x, y, z, w) (unit when q's quaternion is; a view of q
+        without a mount)."""
+        joint = q[self._bus_q]
+        return joint if self._mount is None else self._mount.dot(joint)
+
+    def _tracking_law(self, segment: np.ndarray) -> np.ndarray:
+        """The tracking law on one reference segment (joint_trajectory: [q_d | qdot_d | qddot_d] =
+        (1, s, ..., s^5) segment) as one matrix T (3 n x (6 + 2 n)) with, for x = [1, s, ..., s^5 | q | qdot]
+        (arm joints), T x = [q_d | e = q_d - q | a* = qddot_d + Kd (qdot_d - qdot) + Kp e] (seed 004 eq. 6.6)."""
+        n = len(self.arm_joints)
+        positions, velocities, accelerations = segment[:, :n].T, segment[:, n:2 * n].T, segment[:, 2 * n:].T
+        identity = np.eye(n)
+        law = np.zeros((3 * n, 6 + 2 * n))
+        law[:n, :6] = positions
+        law[n:2 * n, :6], law[n:2 * n, 6:6 + n] = positions, -identity
+        law[2 * n:, :6] = accelerations + self.kd * velocities + self.kp * positions
+        law[2 * n:, 6:6 + n], law[2 * n:, 6 + n:] = -self.kp * identity, -self.kd * identity
+        return law
 
     # ---- control step -----------------------------------------------------------------------
     def update(self, t: float, q, v) -> ControlOutput:
-        """One control step at time t (s) from the full model state q (nq), v (nv) (SystemModel order)."""
-        model = self.system.model
-        t = _finite_time(t)
-        q = pin.normalize(model, _finite_state(q, model.nq, "q", copy=False))     # normalize() returns a copy
-        v = _finite_state(v, model.nv, "v")
-        n_arm = len(self.arm_joints)
+        """One control step at time t (s) from the full model state q (nq), v (nv) (SystemModel order).
+        q's quaternions need not be exactly unit (they are normalized). CommandError naming the field
+        for a non-finite or misshapen input (nothing changes), or for a state the law cannot be used at."""
+        if type(t) is not float or t - t != 0.0:           # inf - inf and nan - nan are nan
+            t = _finite_time(t)
+        q, v = self._checked_state(q, v)
         if self._first:
             self.follower.hold(q[self._arm_q])
             if self.attitude is not None and self.attitude.setpoint is None:
                 self.attitude.set_setpoint(self.bus_orientation(q))
             self._first = False
-        self._last = (t, q, v)
 
-        # Reference [q_d | qdot_d | qddot_d] and errors [e | e'] = [q_d - q | qdot_d - qdot].
-        ref, active = self.follower.sample_stacked(t)
-        if self.tracking:
-            measured = self._measured
-            measured[:n_arm] = q[self._arm_q]
-            measured[n_arm:] = v[self._arm_v]
-            errors = ref[:2 * n_arm] - measured
-            a_star = ref[2 * n_arm:] + self._gains.dot(errors)       # qddot_d + Kp e + Kd e'
-        else:
-            a_star = self._no_acceleration
+        # Reference and tracking law: [q_d | e | a*] = T x for the reference segment in force.
+        segment, s, active = self.follower.segment(t)
+        if segment is not self._segment:
+            self._law, self._segment = self._tracking_law(segment), segment
+        quintic_powers(s, out=self._x_powers)
+        self._x_q[...] = q[self._arm_q_index]
+        self._x_v[...] = v[self._arm_v_index]
+        self._last_t = t
+        reference = self._law.dot(self._x)
+
         step = self._step
         try:
-            step.solve(q, v, a_star)
+            step.solve(q, v, reference[self._a_star] if self.tracking else self._no_acceleration)
         except np.linalg.LinAlgError as exc:   # M_pp not positive definite: only from an absurd state
             raise CommandError("state", f"the mass matrix is not positive definite at this state ({exc})") from exc
 
-        wheel_torque = None
-        if self.attitude is not None:
+        attitude = self.attitude
+        if attitude is not None:
             # Feed-forward T_ff = -K^-1 alpha_0 = K^-1 u_bus (computed_torque eqs. 4-5).
-            feedforward = step.cancelling_force() if self._feedforward else None
             velocities = v.tolist()
-            wheel_torque, angle, torque_sat, speed_sat = self.attitude.wheel_command(
-                self._bus_orientation(q), velocities[self._bus_w], [velocities[i] for i in self._wheel_v_list],
-                feedforward)
+            wheel_torque, angle, torque_sat, speed_sat = attitude.wheel_command(
+                self._bus_orientation(q), velocities[self._bus_w], self._wheel_speeds(velocities),
+                step.cancelling_force() if self._feedforward else None)
         else:
-            angle, torque_sat, speed_sat = float("nan"), False, np.zeros(len(self.wheel_joints), dtype=bool)
+            wheel_torque, angle, torque_sat, speed_sat = self._idle_wheels, float("nan"), False, self._no_wheel_flags
 
         if self.tracking:
-            arm_torque, arm_sat = self.dynamics.clip(step.torque(wheel_torque))
-            error = errors[:n_arm]
-            error_max = max(map(abs, error.tolist()))
+            demanded = step.torque(None if attitude is None else wheel_torque)
+            arm_torque = self.dynamics.limit(demanded)
         else:
-            arm_torque, arm_sat = np.zeros(n_arm), np.zeros(n_arm, dtype=bool)
-            error, error_max = np.full(n_arm, np.nan), float("nan")
-        if wheel_torque is None:
-            wheel_torque = np.zeros(len(self.wheel_joints))
+            arm_torque = demanded = self._idle_arm
         # A finite but absurd state (e.g. rates of 1e200 rad/s) overflows the bias forces: never pass a NaN on.
-        if not (math.isfinite(float(arm_torque.sum())) and math.isfinite(float(np.sum(wheel_torque)))):
+        # (Both are bounded by their limits unless NaN; the entry-wise check settles an overflowing sum.)
+        if not math.isfinite(arm_torque.dot(arm_torque) + wheel_torque.dot(wheel_torque)) and not (
+                np.isfinite(arm_torque).all() and np.isfinite(wheel_torque).all()):
             raise CommandError("state", "the control law gives non-finite torques at this state (overflow from "
                                         "absurd rates?); no command computed")
-        return ControlOutput(arm_torque, wheel_torque, ref[:n_arm], error, error_max, active, angle,
-                             arm_sat, torque_sat, speed_sat)
+        return ControlOutput(arm_torque, wheel_torque, reference, self.tracking, active, angle, demanded,
+                             torque_sat, speed_sat)
+
+    def _checked_state(self, q, v) -> tuple[np.ndarray, np.ndarray]:
+        """The update's validation boundary: q, v as float vectors of the model's sizes with finite entries
+        (one dot product each: non-finite when an entry is, or on overflow, which the entry-wise check
+        settles), q normalized (a new array). CommandError naming the field otherwise."""
+        if not (type(q) is np.ndarray and q.dtype is _FLOAT and q.shape == self._q_shape):
+            q = _numeric_vector(q, self._q_shape[0], "q")
+        if not (type(v) is np.ndarray and v.dtype is _FLOAT and v.shape == self._v_shape):
+            v = _numeric_vector(v, self._v_shape[0], "v")
+        if not math.isfinite(q.dot(q) + v.dot(v)):
+            for x, field in ((q, "q"), (v, "v")):
+                bad = np.flatnonzero(~np.isfinite(x))
+                if bad.size:
+                    raise CommandError(field, f"non-finite values at indices {bad.tolist()}")
+        return pin.normalize(self.system.model, q), v
+
+
+_FLOAT = np.dtype(float)
 
 
 def _finite_time(t) -> float:
@@ -267,14 +342,11 @@ def _finite_time(t) -> float:
     return float(t)
 
 
-def _finite_state(x, size: int, field: str, copy: bool = True) -> np.ndarray:
+def _numeric_vector(x, size: int, field: str) -> np.ndarray:
     try:
-        x = np.array(x, dtype=float) if copy else np.asarray(x, dtype=float)
+        x = np.asarray(x, dtype=float)
     except (TypeError, ValueError) as exc:
         raise CommandError(field, f"not a numeric vector: {exc}") from exc
     if x.shape != (size,):
         raise CommandError(field, f"expected {size} values, got shape {x.shape}")
-    # x.x is non-finite when an entry is, or when finite entries overflow (rare; the full check settles it).
-    if not math.isfinite(x.dot(x)) and not np.all(np.isfinite(x)):
-        raise CommandError(field, f"non-finite values at indices {np.flatnonzero(~np.isfinite(x)).tolist()}")
     return x
