@@ -126,8 +126,12 @@ class FreeFloatingComputedTorque:
 
     def clip(self, torque: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Clip to +-effort_limit (N m). Returns (applied torque, mask of clipped joints)."""
-        applied = np.minimum(np.maximum(torque, self._lowest_effort), self.effort_limit)
+        applied = self.limit(torque)
         return applied, applied != torque
+
+    def limit(self, torque: np.ndarray) -> np.ndarray:
+        """`torque` clipped to +-effort_limit (N m), a new array (clip() without the mask)."""
+        return np.minimum(np.maximum(torque, self._lowest_effort), self.effort_limit)
 
 
 class ComputedTorqueStep:
