@@ -20,16 +20,16 @@ class ConstraintStack:
             raise ValueError("a constraint stack needs at least one source")
         self.sources = list(sources)
         self.rows = sum(s.rows for s in self.sources)
+        if len(self.sources) == 1:      # the source's own methods, bound: no stacking, one call less per use
+            self.matrix = self.sources[0].matrix
+            self.derivative = self.sources[0].derivative
+            self.kernel_derivatives = self.sources[0].kernel_derivatives
 
     def matrix(self, q: np.ndarray) -> np.ndarray:
-        return np.vstack([s.matrix(q) for s in self.sources]) if len(self.sources) > 1 else self.sources[0].matrix(q)
+        return np.vstack([s.matrix(q) for s in self.sources])
 
     def derivative(self, q: np.ndarray, u: np.ndarray) -> np.ndarray:
-        if len(self.sources) == 1:
-            return self.sources[0].derivative(q, u)
         return np.vstack([s.derivative(q, u) for s in self.sources])
 
     def kernel_derivatives(self, q: np.ndarray, directions: np.ndarray) -> np.ndarray:
-        if len(self.sources) == 1:
-            return self.sources[0].kernel_derivatives(q, directions)
         return np.concatenate([s.kernel_derivatives(q, directions) for s in self.sources])

@@ -29,14 +29,11 @@ class GeneralizedJacobianFigures:
     manipulability: float           # their product: sqrt(det(Js Js^T)) (n >= 6) or sqrt(det(Js^T Js)) (n < 6)
 
 
-def generalized_jacobian(j_ee: np.ndarray, k: np.ndarray, fibre_v: np.ndarray | slice, joint_v: np.ndarray | slice,
-                         joint_columns: np.ndarray | None = None) -> np.ndarray:
-    """J* = J_m + J_f K, restricted to `joint_columns` if given (indices into joint_v, the shape coordinates of K).
-
-    j_ee: (6 x nv) end-effector Jacobian; k: (len(fibre_v) x len(joint_v)) connection.
-    """
-    full = j_ee[:, joint_v] + j_ee[:, fibre_v].dot(k)
-    return full if joint_columns is None else full[:, joint_columns]
+def generalized_jacobian(j_ee: np.ndarray, fields: np.ndarray) -> np.ndarray:
+    """J* = J_m + J_f K (6 x n_s) as J X^T: column i is the end-effector twist along the allowed motion
+    X_i = (K_i, e_i), the connection's field for shape joint i (mechanical_connection.PairCurvature.fields,
+    (n_s x nv), Pinocchio velocity coordinates). j_ee: (6 x nv) end-effector Jacobian."""
+    return j_ee.dot(fields.T)
 
 
 def jacobian_scale(prismatic: np.ndarray, length_scale: float) -> np.ndarray:

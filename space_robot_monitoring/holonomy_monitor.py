@@ -100,7 +100,7 @@ class MonitorReport:
         """The report with every field given by keyword: the same object as MonitorReport(**fields), built by
         filling its dict at once (the frozen __init__ sets the 28 fields one object.__setattr__ at a time, a
         sizeable part of a monitor cycle)."""
-        if len(values) != len(_REPORT_FIELDS) or not _REPORT_FIELDS.issuperset(values):
+        if values.keys() != _REPORT_FIELDS:
             raise TypeError(f"MonitorReport.of needs exactly the fields {sorted(_REPORT_FIELDS)}")
         report = object.__new__(cls)
         report.__dict__.update(values)
@@ -137,10 +137,6 @@ class MonitorReport:
 
 
 _REPORT_FIELDS = frozenset(f.name for f in fields(MonitorReport))
-
-
-def _norm3(x: list) -> float:
-    return math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
 
 
 def _g(x: float) -> str:
@@ -197,8 +193,7 @@ class HolonomyMonitor:
             self.jacobian_columns = np.array([position[v] for v in system.arm_v], dtype=int)
         else:
             self.jacobian_columns = np.arange(len(robot.joint_v))
-        self._base_v = index_or_slice(robot.base_v)
-        self._joint_v = index_or_slice(robot.joint_v)
+        self._joint_columns = slice(6, 6 + len(robot.joint_v))     # the robot's joints in the monitored columns
         self._jacobian_cols = index_or_slice(self.jacobian_columns)
         self._jacobian_scale = jacobian_scale(robot.prismatic[self.jacobian_columns], self.length_scale)
         # end-effector speed capacity = sum_j v_ref,j (|J*_lin,j| / L + |J*_ang,j|)
@@ -227,8 +222,8 @@ class HolonomyMonitor:
         # inversion matrix: blockdiag(C_f (6 nf square), Gram_linear, Gram_angular (3 x 3 each))
         square = np.zeros((6 * len(fibres) + 6,) * 2)
         shares = np.array(masses) / mass
-        return _Mode(roots, shares, np.repeat(shares, 6), index_or_slice(monitored), connection, figures,
-                     rows * cols[None, :], square, np.eye(6))
+        return _Mode(roots, tuple(index_or_slice(f.base_v) for f in fibres), shares, np.repeat(shares, 6),
+                     index_or_slice(monitored), connection, figures, rows * cols[None, :], square)
 
     @classmethod
     def from_yaml(cls, path: str | Path, system: SystemModel | None = None) -> HolonomyMonitor:
@@ -287,16 +282,16 @@ class HolonomyMonitor:
             j_ee = self._end_effector_jacobian(data)
         if s.thesis_yh_method == "closed_form":
             yh, yh_scale = closed_form_from_gram_inverse(blocks, inv[n_fibre:, n_fibre:])
-            yh_threshold = (s.rank_rtol * yh_scale).tolist()
+            yh_threshold = [s.rank_rtol * x for x in yh_scale]
         else:                   # eqs. 4.8-4.16 literally, on request (config)
             literal = [thesis_criterion(a, s.rank_rtol, s.thesis_yh_method) for a in blocks]
             yh, yh_threshold = [r.Yh for r in literal], [r.threshold for r in literal]
 
-        com, com_jacobian = self._centre_of_mass(data, mode)
+        offset, com_jacobian = self._centre_of_mass(data, mode)
         parts = mode.figures.parts(curvature.F, curvature.term_size, com_jacobian)
 
         # ---- generalized Jacobian
-        jstar_all = generalized_jacobian(j_ee, curvature.K[:6], self._base_v, self._joint_v)
+        jstar_all = generalized_jacobian(j_ee, curvature.fields)
         jstar = jstar_all[:, self._jacobian_cols]
 
         # ---- singular values: B (dimensionless, eq. 2.32), Y_h linear and angular (for their ranks), the scaled
@@ -315,7 +310,7 @@ class HolonomyMonitor:
         jac = figures_from_singular_values(jstar, jac_sv)
 
         # ---- momentum of the monitored bodies about their centre of mass, its change and its capacity
-        momenta, frac_lin, frac_ang, jump_frac = self._momentum(t, ag, v, mode, data.com[0] - com)
+        momenta, frac_lin, frac_ang, jump_frac = self._momentum(t, ag, v, mode, offset)
         h, dh, mean_wrench = momenta       # (2, 3) each: linear, angular
 
         # ---- contact residual
@@ -343,32 +338,33 @@ class HolonomyMonitor:
         )
 
     def _centre_of_mass(self, data: pin.Data, mode: _Mode) -> tuple[np.ndarray, np.ndarray]:
-        """The monitored bodies' centre of mass (world, m) and com_jacobian (3, 6 n_f) = [G_f], their
-        centre-of-mass velocity per fibre twist: G_f = (m_f / M) R_f [E_3, -[c_f x]] = (m_f / M) [R_f, [d_f x] R_f]
-        with d_f = p_f - c_f, c_f the fibre's subtree centre of mass (data.oYcrb, computed with A_G) and p_f its
-        origin, world."""
+        """(r_G - r, com_jacobian): the offset of the system centre of mass r_G from the monitored bodies' r
+        (world, m) and com_jacobian (3, 6 n_f) = [G_f], their centre-of-mass velocity per fibre twist:
+        G_f = (m_f / M) R_f [E_3, -[c_f x]], c_f the centre of mass of the subtree on fibre f in its base frame,
+        i.e. m_f / M times the base columns of Pinocchio's subtree centre-of-mass Jacobian (from data.J at q,
+        which the connection's derivative calls leave). That call reuses data.com as work space, so r_G
+        (data.com[0], from the centroidal map) is read before it."""
+        system_com = data.com[0].copy()
         blocks, coms = [], []
-        for root in mode.roots:
-            placement = data.oMi[root]          # a reference into data: read only
-            coms.append(data.oYcrb[root].lever)
-            # [R_f, [d_f x] R_f]: the linear rows of the action matrix of the pose (R_f, d_f)
-            blocks.append(pin.SE3(placement.rotation, placement.translation - coms[-1]).toActionMatrix()[:3])
+        for root, fibre_v in zip(mode.roots, mode.fibre_v):
+            blocks.append(pin.jacobianSubtreeCenterOfMass(self.model, data, root)[:, fibre_v])
+            coms.append(data.com[root])
         if len(coms) == 1:                  # the share is 1
-            return coms[0], blocks[0]
+            return system_com - coms[0], blocks[0]
         jacobian = np.concatenate(blocks, axis=1)
         jacobian *= mode.column_shares
-        return mode.mass_shares_array.dot(coms), jacobian
+        return system_com - mode.mass_shares_array.dot(coms), jacobian
 
     def _momentum(self, t: float, ag: np.ndarray, v: np.ndarray, mode: _Mode, offset: np.ndarray):
         """Momentum of the monitored bodies about their centre of mass r (A_G's angular rows are about the total
         centre of mass r_G: L = L_G + (r_G - r) x p, offset = r_G - r), its change since the reference, the
         largest one-cycle change and the momentum capacity. Returns ((h, h - h0, (h - h0) / (t - t0)) as
         (3, 2, 3), linear fraction, angular fraction, jump fraction). Six-vectors in plain floats after h."""
-        shift = momentum_shift(offset)
-        h = shift.dot(ag[:, mode.cols].dot(v[mode.cols])).tolist()
-        # capacity: |column| of the shifted momentum map per joint (linear, angular rows), times the joint speeds
-        columns = shift.dot(ag[:, self._joint_v])
-        columns *= columns
+        moment = momentum_shift(offset).dot(ag[:, mode.cols])      # momentum map about r, monitored columns
+        h = moment.dot(v[mode.cols]).tolist()
+        # capacity: |column| of that map per robot joint (linear, angular rows), times the joint speeds
+        columns = moment[:, self._joint_columns]
+        columns = columns * columns
         cap_lin, cap_ang = np.sqrt(self._row_sums.dot(columns)).dot(self.reference_speed).tolist()
         if self._h0 is None:
             self._h0, self._h_prev, self._t0 = h, h, t
@@ -377,8 +373,9 @@ class HolonomyMonitor:
         self._h_prev, self._t_prev = h, t
         elapsed = t - self._t0
         mean = [x / elapsed for x in dh] if elapsed > 0.0 else [0.0] * 6
-        return (np.array((h, dh, mean)).reshape(3, 2, 3), _norm3(dh[:3]) / cap_lin, _norm3(dh[3:]) / cap_ang,
-                max(_norm3(jump[:3]) / cap_lin, _norm3(jump[3:]) / cap_ang))
+        hypot = math.hypot
+        return (np.array((h, dh, mean)).reshape(3, 2, 3), hypot(*dh[:3]) / cap_lin, hypot(*dh[3:]) / cap_ang,
+                max(hypot(*jump[:3]) / cap_lin, hypot(*jump[3:]) / cap_ang))
 
     def _end_effector_jacobian(self, data: pin.Data) -> np.ndarray:
         """Frame Jacobian (LOCAL_WORLD_ALIGNED, 6 x nv) of the end effector from data.J at q. getFrameJacobian
@@ -503,6 +500,7 @@ class HolonomyMonitor:
 @dataclass(frozen=True)
 class _Mode:
     roots: tuple            # root joint ids of the monitored free bodies (robot first)
+    fibre_v: tuple          # their base velocity indices (slices)
     mass_shares_array: np.ndarray   # their subtree masses over the monitored mass
     column_shares: np.ndarray       # the same per fibre-twist component (6 n_f)
     cols: np.ndarray | slice    # v indices of the monitored bodies
@@ -510,7 +508,6 @@ class _Mode:
     figures: CurvatureFigureMaker
     b_scale: np.ndarray     # (6, N) factors making B dimensionless
     square: np.ndarray      # zeros, template of the inversion matrix (update)
-    identity6: np.ndarray
 
 
 def _frame(model: pin.Model, name: str, field_name: str, source: str | None) -> int:

@@ -36,6 +36,7 @@ prismatic shape coordinate is measured in units of L.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -83,11 +84,13 @@ class PairCurvature(NamedTuple):
     """The part of ConnectionCurvature the monitor publishes from, for the joint pairs i < j only (in
     np.triu_indices order), components first: K (6 n_f, n_s); F (6 n_f, n_pairs), column p = F[i, j];
     term_size (6 n_f, n_pairs), column p = term_size()[i, j]. Same arithmetic as ConnectionCurvature
-    (test_holonomy_curvature.py checks it)."""
+    (test_holonomy_curvature.py checks it). fields (n_s, nv): row i = X_i = (K_i, e_i), the allowed motion per
+    unit rate of shape joint i in Pinocchio velocity coordinates."""
 
     K: np.ndarray
     F: np.ndarray
     term_size: np.ndarray
+    fields: np.ndarray
 
 
 _CURVATURE_SIGNS = np.array([1.0, -1.0, 1.0])      # F_ij = X_i(K_j) - X_j(K_i) + [K_i, K_j]
@@ -122,15 +125,14 @@ class MechanicalConnection:
         self._fields[np.arange(ns), self.shape_v] = 1.0
         self._constants = bracket_constants(len(self.fibres))
         iu, ju = np.triu_indices(ns, 1)
-        columns = np.stack((iu * ns + ju, ju * ns + iu, ns * ns + iu * ns + ju))       # (3, n_pairs)
+        columns = np.stack((iu * ns + ju, ju * ns + iu, ns * ns + ju * ns + iu))       # (3, n_pairs)
         components = np.arange(len(self.fibre_v))[:, None] * (2 * ns * ns)               # row starts in terms
         # flat indices into terms (rows 6 nf, 2 ns^2 columns): [term, component r, pair p], flattened over (r, p)
         self._pair_index = (components[None, :, :] + columns[:, None, :]).reshape(3, -1)
         self._n_pairs = len(iu)
+        # matrix(q) -> C(q) (rows x nv): the stack's own method, bound here (one Python call less per cycle)
+        self.matrix = self.constraints.matrix
 
-    def matrix(self, q: np.ndarray) -> np.ndarray:
-        """C(q) (rows x nv)."""
-        return self.constraints.matrix(q)
 
     def connection(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(K, C_f^-1, C) at q."""
@@ -142,9 +144,10 @@ class MechanicalConnection:
         """C_f, the columns of C(q) on the fibre velocities (square)."""
         return c[:, self._fibre]
 
-    def _terms(self, q: np.ndarray, c: np.ndarray, cf_inverse: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """(K, terms) from C = C(q), terms (6 nf, 2 ns^2) with fibre components as rows:
-        terms[:, i ns + j] = X_i(K_j) and terms[:, ns^2 + i ns + j] = [K_i, K_j].
+    def _terms(self, q: np.ndarray, c: np.ndarray, cf_inverse: np.ndarray | None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(K, terms, fields) from C = C(q), terms (6 nf, 2 ns^2) with fibre components as rows:
+        terms[:, i ns + j] = X_i(K_j) and terms[:, ns^2 + j ns + i] = [K_i, K_j].
 
         X_i(K_j) = -C_f^-1 X_i(C) (K_j; e_j) (module docstring), with the constraint sources' derivatives along
         the fields X_i (their `kernel_derivatives`: the fields are allowed velocities). Plain 2-D products
@@ -158,14 +161,14 @@ class MechanicalConnection:
         rows = len(derivatives)
         # [r, i, j] = (X_i(C) X_j)_r, then k_map applied to r
         applied = derivatives.reshape(rows * ns, nv).dot(fields.T).reshape(rows, ns * ns)
-        return k, np.concatenate((k_map.dot(applied), bracket_pairs(k, self._constants)), axis=1)
+        return k, np.concatenate((k_map.dot(applied), bracket_pairs(k, self._constants)), axis=1), fields
 
     def compute(self, q: np.ndarray) -> ConnectionCurvature:
         c = self.matrix(q)
-        k, terms = self._terms(q, c, None)
+        k, terms, _ = self._terms(q, c, None)
         ns = k.shape[1]
         dk = terms[:, :ns * ns].T.reshape(ns, ns, -1)                        # [i, j] = X_i(K_j)
-        bracket = terms[:, ns * ns:].reshape(-1, ns, ns).transpose(1, 2, 0)   # [i, j] = [K_i, K_j]
+        bracket = terms[:, ns * ns:].reshape(-1, ns, ns).transpose(2, 1, 0)   # [i, j] = [K_i, K_j]
         curvature = dk - dk.transpose(1, 0, 2) + bracket
         return ConnectionCurvature(k, dk, curvature, bracket, c)
 
@@ -173,12 +176,12 @@ class MechanicalConnection:
         """K, F[i, j] and the term size for i < j only (the monitor's per-cycle path), from C = matrix(q),
         computed by the caller so that it can read the constraint sources' Pinocchio data at q in between,
         and optionally C_f^-1 (inverted by the caller together with other matrices)."""
-        k, terms = self._terms(q, c, cf_inverse)
+        k, terms, fields = self._terms(q, c, cf_inverse)
         shape = (len(k), self._n_pairs)
         columns = terms.take(self._pair_index)          # (3, 6 nf n_pairs): X_i K_j, X_j K_i, [K_i, K_j]
         curvature = _CURVATURE_SIGNS.dot(columns).reshape(shape)
         np.abs(columns, out=columns)
-        return PairCurvature(k, curvature, _ONES3.dot(columns).reshape(shape))
+        return PairCurvature(k, curvature, _ONES3.dot(columns).reshape(shape), fields)
 
 
 @dataclass(frozen=True)
@@ -255,10 +258,14 @@ class CurvatureFigureMaker:
         if curvature.shape[1] == 0:
             return None
         weighted = curvature * self.weight
-        squares = np.concatenate((term_size * self.weight, (com_jacobian * self.com_column_scale).dot(weighted)))
+        rows = len(weighted)
+        squares = np.empty((rows + 3, weighted.shape[1]))     # [weighted term size; centre-of-mass velocity]
+        np.multiply(term_size, self.weight, out=squares[:rows])
+        np.dot(com_jacobian * self.com_column_scale, weighted, out=squares[rows:])
         squares *= squares
         # largest over the pairs of: attitude term size^2, term size^2, centre-of-mass velocity^2
-        attitude_scale, all_scale, com_velocity = np.sqrt(self.square_sums.dot(squares).max(axis=1)).tolist()
+        sums = self.square_sums.dot(squares).tolist()
+        attitude_scale, all_scale, com_velocity = (math.sqrt(max(row)) for row in sums)
         attitude = weighted[3:6]
         return CurvatureParts(attitude.T, attitude.dot(attitude.T), self.rank_rtol * attitude_scale,
                               com_velocity / all_scale if all_scale > 0.0 else 0.0)

@@ -34,6 +34,7 @@ configuration. Use mechanical_connection.py (curvature) or frobenius.py to test 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -81,7 +82,7 @@ def thesis_criterion(A: np.ndarray, rank_rtol: float, method: str = "closed_form
     yh = yh_closed_form(A) if method == "closed_form" else yh_augmented_svd(A)
     scale = 1.0 / np.sqrt(np.linalg.eigvalsh(A @ A.T)[0])
     sv = np.linalg.svd(yh, compute_uv=False)
-    threshold = rank_rtol * scale
+    threshold = rank_rtol * np.array(scale)
     return YhResult(yh, sv, int(np.sum(sv > threshold)), float(threshold))
 
 
@@ -95,15 +96,22 @@ def block_gram(blocks: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 
 
 @lru_cache(maxsize=8)
+def _ones(n: int) -> np.ndarray:
+    ones = np.ones(n)
+    ones.flags.writeable = False
+    return ones
+
+
+@lru_cache(maxsize=8)
 def _block_mask(k: int, m: int) -> np.ndarray:
     mask = np.kron(np.eye(k), np.ones((m, m)))
     mask.flags.writeable = False
     return mask
 
 
-def closed_form_from_gram_inverse(blocks: np.ndarray, gram_inverse: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def closed_form_from_gram_inverse(blocks: np.ndarray, gram_inverse: np.ndarray) -> tuple[np.ndarray, list]:
     """(Y_h, scale) for blocks (k, m, N) given gram_inverse = inverse of block_gram(blocks):
-    Y_h (k, m, m) = A[:, :m]^T (A A^T)^-1 per block, and the rank scale (k,) = ||(A A^T)^-1||_F^(1/2), which
+    Y_h (k, m, m) = A[:, :m]^T (A A^T)^-1 per block, and the rank scale, k floats ||(A A^T)^-1||_F^(1/2), which
     brackets ||A+||_2 = lambda_max((A A^T)^-1)^(1/2) within a factor m^(1/4) (see thesis_criteria_closed_form).
 
     With the diagonal blocks G_i of gram_inverse (the rest masked to zero): [A_1[:, :m]^T ... A_k[:, :m]^T]
@@ -112,7 +120,7 @@ def closed_form_from_gram_inverse(blocks: np.ndarray, gram_inverse: np.ndarray) 
     diagonal = gram_inverse * _block_mask(k, m)
     yh = blocks.reshape(k * m, n)[:, :m].T.dot(diagonal).reshape(m, k, m).transpose(1, 0, 2)
     diagonal *= diagonal
-    return yh, np.sqrt(np.sqrt(diagonal.reshape(k, m * k * m).dot(np.ones(m * k * m))))
+    return yh, [math.sqrt(math.sqrt(x)) for x in diagonal.reshape(k, m * k * m).dot(_ones(m * k * m)).tolist()]
 
 
 def thesis_criteria_closed_form(blocks: np.ndarray, rank_rtol: float) -> list[YhResult]:
@@ -126,6 +134,6 @@ def thesis_criteria_closed_form(blocks: np.ndarray, rank_rtol: float) -> list[Yh
     """
     yh, scale = closed_form_from_gram_inverse(blocks, np.linalg.inv(block_gram(blocks)))
     sv = np.linalg.svd(yh, compute_uv=False)
-    threshold = rank_rtol * scale
+    threshold = rank_rtol * np.array(scale)
     ranks = np.count_nonzero(sv > threshold[:, None], axis=1)
     return [YhResult(yh[k], sv[k], int(ranks[k]), float(threshold[k])) for k in range(len(blocks))]
