@@ -193,7 +193,6 @@ class HolonomyMonitor:
             self.jacobian_columns = np.array([position[v] for v in system.arm_v], dtype=int)
         else:
             self.jacobian_columns = np.arange(len(robot.joint_v))
-        self._joint_columns = slice(6, 6 + len(robot.joint_v))     # the robot's joints in the monitored columns
         self._jacobian_cols = index_or_slice(self.jacobian_columns)
         self._jacobian_scale = jacobian_scale(robot.prismatic[self.jacobian_columns], self.length_scale)
         # end-effector speed capacity = sum_j v_ref,j (|J*_lin,j| / L + |J*_ang,j|)
@@ -222,8 +221,10 @@ class HolonomyMonitor:
         # inversion matrix: blockdiag(C_f (6 nf square), Gram_linear, Gram_angular (3 x 3 each))
         square = np.zeros((6 * len(fibres) + 6,) * 2)
         shares = np.array(masses) / mass
+        speeds = np.zeros(len(monitored))       # reference speeds of the monitored columns: robot joints only
+        speeds[6:6 + len(self.reference_speed)] = self.reference_speed
         return _Mode(roots, tuple(index_or_slice(f.base_v) for f in fibres), shares, np.repeat(shares, 6),
-                     index_or_slice(monitored), connection, figures, rows * cols[None, :], square)
+                     index_or_slice(monitored), speeds, connection, figures, rows * cols[None, :], square)
 
     @classmethod
     def from_yaml(cls, path: str | Path, system: SystemModel | None = None) -> HolonomyMonitor:
@@ -362,10 +363,10 @@ class HolonomyMonitor:
         (3, 2, 3), linear fraction, angular fraction, jump fraction). Six-vectors in plain floats after h."""
         moment = momentum_shift(offset).dot(ag[:, mode.cols])      # momentum map about r, monitored columns
         h = moment.dot(v[mode.cols]).tolist()
-        # capacity: |column| of that map per robot joint (linear, angular rows), times the joint speeds
-        columns = moment[:, self._joint_columns]
-        columns = columns * columns
-        cap_lin, cap_ang = np.sqrt(self._row_sums.dot(columns)).dot(self.reference_speed).tolist()
+        # capacity: |column| of that map per robot joint (linear, angular rows), times the joint speeds (the
+        # speeds of the other monitored columns, the bases', are zero)
+        moment *= moment
+        cap_lin, cap_ang = np.sqrt(self._row_sums.dot(moment)).dot(mode.column_speeds).tolist()
         if self._h0 is None:
             self._h0, self._h_prev, self._t0 = h, h, t
         dh = [a - b for a, b in zip(h, self._h0)]
@@ -504,6 +505,7 @@ class _Mode:
     mass_shares_array: np.ndarray   # their subtree masses over the monitored mass
     column_shares: np.ndarray       # the same per fibre-twist component (6 n_f)
     cols: np.ndarray | slice    # v indices of the monitored bodies
+    column_speeds: np.ndarray   # reference speed per monitored column (zero on the bases)
     connection: MechanicalConnection
     figures: CurvatureFigureMaker
     b_scale: np.ndarray     # (6, N) factors making B dimensionless

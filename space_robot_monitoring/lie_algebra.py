@@ -73,13 +73,18 @@ def bracket_constants(n_twists: int = 1) -> np.ndarray:
     return np.ascontiguousarray(gamma.transpose(2, 0, 1).reshape(d * d, d))
 
 
-def bracket_pairs(columns: np.ndarray, constants: np.ndarray) -> np.ndarray:
+def bracket_pairs(columns: np.ndarray, constants: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """All pairwise brackets of the columns of `columns` (d, n), components first: (d, n n) with column
     j n + i = [col_i, col_j]; `constants` from bracket_constants. Two matrix products (and one transposition)
-    instead of a dozen small cross products; equal to se3_bracket up to round-off."""
+    instead of a dozen small cross products; equal to se3_bracket up to round-off. Written into `out`
+    (C-ordered, (d, n n)) if given."""
     d, n = columns.shape
     right = constants.dot(columns).reshape(d, d, n)          # [c, a, j] = sum_b Gamma[a, b, c] col_j[b]
-    return right.transpose(0, 2, 1).reshape(d * n, d).dot(columns).reshape(d, n * n)
+    left = right.transpose(0, 2, 1).reshape(d * n, d)       # [(c, j), a]
+    if out is None:
+        return left.dot(columns).reshape(d, n * n)
+    left.dot(columns, out=out.reshape(d * n, n))
+    return out
 
 
 def so3_bracket(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -116,7 +116,7 @@ class MechanicalConnection:
             raise ValueError(f"{self.constraints.rows} constraint rows for {len(self.fibre_v)} fibre velocities: "
                              "the connection needs a square C_f")
         # Index work done once: the fields X_i = (K_i, e_i) as rows (shape part constant), the se(3)
-        # structure constants of the fibres, and the columns of [dK, bracket] (see _terms) that the pairs i < j
+        # structure constants of the fibres, and the entries of the terms (see _terms) that the pairs i < j
         # need: X_i(K_j), X_j(K_i), [K_i, K_j].
         ns = len(self.shape_v)
         self._fibre = index_or_slice(self.fibre_v)
@@ -125,10 +125,10 @@ class MechanicalConnection:
         self._fields[np.arange(ns), self.shape_v] = 1.0
         self._constants = bracket_constants(len(self.fibres))
         iu, ju = np.triu_indices(ns, 1)
-        columns = np.stack((iu * ns + ju, ju * ns + iu, ns * ns + ju * ns + iu))       # (3, n_pairs)
-        components = np.arange(len(self.fibre_v))[:, None] * (2 * ns * ns)               # row starts in terms
-        # flat indices into terms (rows 6 nf, 2 ns^2 columns): [term, component r, pair p], flattened over (r, p)
-        self._pair_index = (components[None, :, :] + columns[:, None, :]).reshape(3, -1)
+        rows = len(self.fibre_v)
+        # flat indices into terms (2, 6 nf, ns^2) (see _terms): [term, component r, pair p], flattened over (r, p)
+        columns = np.stack((iu * ns + ju, ju * ns + iu, rows * ns * ns + ju * ns + iu))    # (3, n_pairs)
+        self._pair_index = (np.arange(rows)[None, :, None] * (ns * ns) + columns[:, None, :]).reshape(3, -1)
         self._n_pairs = len(iu)
         # matrix(q) -> C(q) (rows x nv): the stack's own method, bound here (one Python call less per cycle)
         self.matrix = self.constraints.matrix
@@ -146,8 +146,8 @@ class MechanicalConnection:
 
     def _terms(self, q: np.ndarray, c: np.ndarray, cf_inverse: np.ndarray | None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(K, terms, fields) from C = C(q), terms (6 nf, 2 ns^2) with fibre components as rows:
-        terms[:, i ns + j] = X_i(K_j) and terms[:, ns^2 + j ns + i] = [K_i, K_j].
+        """(K, terms, fields) from C = C(q), terms (2, 6 nf, ns^2) with fibre components r in the middle:
+        terms[0, r, i ns + j] = X_i(K_j)_r and terms[1, r, j ns + i] = [K_i, K_j]_r; fields (ns, nv), row i = X_i.
 
         X_i(K_j) = -C_f^-1 X_i(C) (K_j; e_j) (module docstring), with the constraint sources' derivatives along
         the fields X_i (their `kernel_derivatives`: the fields are allowed velocities). Plain 2-D products
@@ -161,14 +161,17 @@ class MechanicalConnection:
         rows = len(derivatives)
         # [r, i, j] = (X_i(C) X_j)_r, then k_map applied to r
         applied = derivatives.reshape(rows * ns, nv).dot(fields.T).reshape(rows, ns * ns)
-        return k, np.concatenate((k_map.dot(applied), bracket_pairs(k, self._constants)), axis=1), fields
+        terms = np.empty((2, rows, ns * ns))
+        k_map.dot(applied, out=terms[0])
+        bracket_pairs(k, self._constants, out=terms[1])
+        return k, terms, fields
 
     def compute(self, q: np.ndarray) -> ConnectionCurvature:
         c = self.matrix(q)
         k, terms, _ = self._terms(q, c, None)
         ns = k.shape[1]
-        dk = terms[:, :ns * ns].T.reshape(ns, ns, -1)                        # [i, j] = X_i(K_j)
-        bracket = terms[:, ns * ns:].reshape(-1, ns, ns).transpose(2, 1, 0)   # [i, j] = [K_i, K_j]
+        dk = terms[0].T.reshape(ns, ns, -1)                              # [i, j] = X_i(K_j)
+        bracket = terms[1].reshape(-1, ns, ns).transpose(2, 1, 0)        # [i, j] = [K_i, K_j]
         curvature = dk - dk.transpose(1, 0, 2) + bracket
         return ConnectionCurvature(k, dk, curvature, bracket, c)
 
@@ -261,7 +264,7 @@ class CurvatureFigureMaker:
         rows = len(weighted)
         squares = np.empty((rows + 3, weighted.shape[1]))     # [weighted term size; centre-of-mass velocity]
         np.multiply(term_size, self.weight, out=squares[:rows])
-        np.dot(com_jacobian * self.com_column_scale, weighted, out=squares[rows:])
+        (com_jacobian * self.com_column_scale).dot(weighted, out=squares[rows:])
         squares *= squares
         # largest over the pairs of: attitude term size^2, term size^2, centre-of-mass velocity^2
         sums = self.square_sums.dot(squares).tolist()

@@ -227,7 +227,7 @@ _SHIFT_LINEAR = _SHIFT_LINEAR.reshape(3, 36)
 def momentum_shift(offset: np.ndarray) -> np.ndarray:
     """(6, 6) S = [[E_3, 0], [[d x], E_3]] with d = offset = a - b: S (P, L_a) = (P, L_b), the same momentum
     with its angular part about point b instead of a (L_b = L_a + (a - b) x P; world axes, m)."""
-    return (_SHIFT_IDENTITY + np.dot(offset, _SHIFT_LINEAR)).reshape(6, 6)
+    return (_SHIFT_IDENTITY + offset.dot(_SHIFT_LINEAR)).reshape(6, 6)
 
 
 def _velocity_block_map(com_local: np.ndarray) -> np.ndarray:
