@@ -17,16 +17,8 @@ joints than 6 (planar arms) the min(6, n) singular values are used: manipulabili
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
-
-
-@dataclass(frozen=True)
-class GeneralizedJacobianFigures:
-    jacobian: np.ndarray            # J* (6 x n_joints), SI: m/s and rad/s per joint rate
-    singular_values: np.ndarray     # the min(6, n) singular values of the scaled J*, decreasing (dimensionless)
-    manipulability: float           # their product: sqrt(det(Js Js^T)) (n >= 6) or sqrt(det(Js^T Js)) (n < 6)
 
 
 def generalized_jacobian(j_ee: np.ndarray, fields: np.ndarray) -> np.ndarray:
@@ -44,7 +36,11 @@ def jacobian_scale(prismatic: np.ndarray, length_scale: float) -> np.ndarray:
     return scale
 
 
-def figures_from_singular_values(jstar: np.ndarray, singular_values: np.ndarray) -> GeneralizedJacobianFigures:
-    """singular_values: the min(6, n) singular values of jstar * jacobian_scale(...), decreasing."""
-    return GeneralizedJacobianFigures(jstar, singular_values, math.prod(singular_values.tolist()))
+def conditioning(singular_values: np.ndarray) -> tuple[float, float, float]:
+    """(sigma_min, inverse condition sigma_min / sigma_max (0 for a zero J*), manipulability) from the min(6, n)
+    singular values of jstar * jacobian_scale(...), decreasing; the manipulability is their product,
+    sqrt(det(Js Js^T)) (n >= 6) or sqrt(det(Js^T Js)) (n < 6)."""
+    values = singular_values.tolist()
+    sigma_min, sigma_max = values[-1], values[0]
+    return sigma_min, sigma_min / sigma_max if sigma_max > 0.0 else 0.0, math.prod(values)
 

@@ -46,7 +46,7 @@ from space_robot_dynamics.model.model_config import load_model_config
 from space_robot_dynamics.model.system_model import SystemModel
 
 from .contact_constraint import MomentumAndWeld
-from .generalized_jacobian import figures_from_singular_values, generalized_jacobian, jacobian_scale
+from .generalized_jacobian import conditioning, generalized_jacobian, jacobian_scale
 from .mechanical_connection import CurvatureFigureMaker, CurvatureFigures, Fibre, MechanicalConnection
 from .momentum_matrices import CentroidalMomentum, ThesisMomentumModel, momentum_shift
 from .monitor_settings import SECTION, MonitorSettings, load_monitor_settings
@@ -298,8 +298,9 @@ class HolonomyMonitor:
         # ---- singular values: B (dimensionless, eq. 2.32), Y_h linear and angular (for their ranks), the scaled
         # J*, and the attitude curvature's from its Gram matrix
         b_sv = singular_values(b * mode.b_scale)
-        b_threshold = s.rank_rtol * b_sv[0]
-        b_rank = len([x for x in b_sv.tolist() if x > b_threshold])
+        b_values = b_sv.tolist()
+        b_threshold = s.rank_rtol * b_values[0]
+        b_rank = len([x for x in b_values if x > b_threshold])
         yh_rank_lin, yh_rank_ang = (len([x for x in singular_values(m).tolist() if x > threshold])
                                     for m, threshold in zip(yh, yh_threshold))
         jac_sv = singular_values(jstar * self._jacobian_scale)
@@ -308,7 +309,7 @@ class HolonomyMonitor:
             figures = mode.figures.figures_from(parts, mode.figures.attitude_singular_values(parts, gram_values))
         else:
             figures = CurvatureFigures(np.zeros(3), 0, 0.0)
-        jac = figures_from_singular_values(jstar, jac_sv)
+        sigma_min, inverse_condition, manipulability = conditioning(jac_sv)
 
         # ---- momentum of the monitored bodies about their centre of mass, its change and its capacity
         momenta, frac_lin, frac_ang, jump_frac = self._momentum(t, ag, v, mode, offset)
@@ -319,8 +320,6 @@ class HolonomyMonitor:
         if self._attached:
             contact = self._contact_residual(c[6:12] @ v, ee_position, jstar_all)
 
-        sigma_min = float(jac_sv[-1])
-        inverse_condition = sigma_min / float(jac_sv[0]) if jac_sv[0] > 0.0 else 0.0
         level, message, interpretation = self._assess(frac_lin, frac_ang, jump_frac, mean_wrench, dh, figures,
                                                       inverse_condition, contact, self._attached)
         return MonitorReport.of(
@@ -333,9 +332,9 @@ class HolonomyMonitor:
             thesis_yh_rank_angular=yh_rank_ang, nonholonomy_rank=figures.nonholonomy_rank,
             attitude_curvature_singular_values=figures.attitude_singular_values,
             linear_integrability_residual=figures.linear_residual,
-            contact_residual=contact, jstar_singular_values=jac.singular_values,
+            contact_residual=contact, jstar_singular_values=jac_sv,
             jstar_sigma_min=sigma_min, jstar_inverse_condition=inverse_condition,
-            jstar_manipulability=jac.manipulability, jstar=jac.jacobian,
+            jstar_manipulability=manipulability, jstar=jstar,
         )
 
     def _centre_of_mass(self, data: pin.Data, mode: _Mode) -> tuple[np.ndarray, np.ndarray]:

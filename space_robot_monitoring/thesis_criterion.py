@@ -114,13 +114,14 @@ def closed_form_from_gram_inverse(blocks: np.ndarray, gram_inverse: np.ndarray) 
     Y_h (k, m, m) = A[:, :m]^T (A A^T)^-1 per block, and the rank scale, k floats ||(A A^T)^-1||_F^(1/2), which
     brackets ||A+||_2 = lambda_max((A A^T)^-1)^(1/2) within a factor m^(1/4) (see thesis_criteria_closed_form).
 
-    With the diagonal blocks G_i of gram_inverse (the rest masked to zero): [A_1[:, :m]^T ... A_k[:, :m]^T]
-    times blockdiag(G_1 .. G_k) is [Y_h,1 ... Y_h,k], one product for all blocks."""
+    gram_inverse = blockdiag(G_1 .. G_k) (the inverse of a block-diagonal matrix is block-diagonal; LU with
+    partial pivoting, as numpy.linalg.inv and small_linear_algebra.inverse use, leaves exact zeros off the
+    blocks), so [A_1[:, :m]^T ... A_k[:, :m]^T] times it is [Y_h,1 ... Y_h,k], one product for all blocks, and
+    the squares of its row block i sum to ||G_i||_F^2."""
     k, m, n = blocks.shape
-    diagonal = gram_inverse * _block_mask(k, m)
-    yh = blocks.reshape(k * m, n)[:, :m].T.dot(diagonal).reshape(m, k, m).transpose(1, 0, 2)
-    diagonal *= diagonal
-    return yh, [math.sqrt(math.sqrt(x)) for x in diagonal.reshape(k, m * k * m).dot(_ones(m * k * m)).tolist()]
+    yh = blocks.reshape(k * m, n)[:, :m].T.dot(gram_inverse).reshape(m, k, m).transpose(1, 0, 2)
+    squares = gram_inverse * gram_inverse
+    return yh, [math.sqrt(math.sqrt(x)) for x in squares.reshape(k, m * k * m).dot(_ones(m * k * m)).tolist()]
 
 
 def thesis_criteria_closed_form(blocks: np.ndarray, rank_rtol: float) -> list[YhResult]:
