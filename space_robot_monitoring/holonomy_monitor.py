@@ -359,7 +359,7 @@ class HolonomyMonitor:
         """Momentum of the monitored bodies about their centre of mass r (A_G's angular rows are about the total
         centre of mass r_G: L = L_G + (r_G - r) x p, offset = r_G - r), its change since the reference, the
         largest one-cycle change and the momentum capacity. Returns ((h, h - h0, (h - h0) / (t - t0)) as
-        (3, 2, 3), linear fraction, angular fraction, jump fraction). Six-vectors in plain floats after h."""
+        (3, 2, 3), linear fraction, angular fraction, jump fraction); h and its changes as plain floats."""
         moment = momentum_shift(offset).dot(ag[:, mode.cols])      # momentum map about r, monitored columns
         h = moment.dot(v[mode.cols]).tolist()
         # capacity: |column| of that map per robot joint (linear, angular rows), times the joint speeds (the
@@ -402,6 +402,7 @@ class HolonomyMonitor:
 
     @staticmethod
     def _vector(name: str, x, size: int) -> np.ndarray:
+        """x as a float vector of `size` entries; CommandError naming `name` otherwise."""
         try:
             x = np.asarray(x, dtype=float)
         except (TypeError, ValueError) as exc:

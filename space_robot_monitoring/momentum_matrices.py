@@ -225,8 +225,8 @@ _SHIFT_LINEAR = _SHIFT_LINEAR.reshape(3, 36)
 
 
 def momentum_shift(offset: np.ndarray) -> np.ndarray:
-    """(6, 6) S = [[E_3, 0], [[d x], E_3]] with d = offset = a - b: S (P, L_a) = (P, L_b), the same momentum
-    with its angular part about point b instead of a (L_b = L_a + (a - b) x P; world axes, m)."""
+    """(6, 6) S = [[E_3, 0], [[d x], E_3]] with d = offset = a - b ((3,) array, world axes, m): S (P, L_a) =
+    (P, L_b), the same momentum with its angular part about point b instead of a (L_b = L_a + (a - b) x P)."""
     return (_SHIFT_IDENTITY + offset.dot(_SHIFT_LINEAR)).reshape(6, 6)
 
 

@@ -82,7 +82,7 @@ def thesis_criterion(A: np.ndarray, rank_rtol: float, method: str = "closed_form
     yh = yh_closed_form(A) if method == "closed_form" else yh_augmented_svd(A)
     scale = 1.0 / np.sqrt(np.linalg.eigvalsh(A @ A.T)[0])
     sv = np.linalg.svd(yh, compute_uv=False)
-    threshold = rank_rtol * np.array(scale)
+    threshold = rank_rtol * scale
     return YhResult(yh, sv, int(np.sum(sv > threshold)), float(threshold))
 
 
