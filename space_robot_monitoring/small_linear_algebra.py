@@ -56,8 +56,9 @@ def singular_values_from_gram(a: np.ndarray, gram_values: np.ndarray) -> np.ndar
 
     Squaring costs relative accuracy (s_max / s_min)^2 eps, so beyond a ratio GRAM_CONDITION_LIMIT (error below
     1e-13) they come from the SVD of a itself, whose small values (the ones that decide a rank) are accurate to
-    eps s_max; so does a negative round-off eigenvalue (its square root is NaN, which compares false)."""
-    values = np.sqrt(gram_values)
-    if values[-1] * GRAM_CONDITION_LIMIT > values[0]:
-        return values
+    eps s_max; so does a zero or negative round-off eigenvalue (checked first: no NaN, no RuntimeWarning)."""
+    if gram_values[-1] > 0.0:
+        values = np.sqrt(gram_values)
+        if values[-1] * GRAM_CONDITION_LIMIT > values[0]:
+            return values
     return singular_values(a)
