@@ -31,6 +31,7 @@ from operator import itemgetter
 import numpy as np
 import pinocchio as pin
 
+from space_robot_dynamics.command_checks import all_finite, numeric_vector, require_finite
 from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.model.system_model import SystemModel
 
@@ -309,9 +310,7 @@ class ServicerController:
         else:
             arm_torque = demanded = self._idle_arm
         # A finite but absurd state (e.g. rates of 1e200 rad/s) overflows the bias forces: never pass a NaN on.
-        # (Both are bounded by their limits unless NaN; the entry-wise check settles an overflowing sum.)
-        if not math.isfinite(arm_torque.dot(arm_torque) + wheel_torque.dot(wheel_torque)) and not (
-                np.isfinite(arm_torque).all() and np.isfinite(wheel_torque).all()):
+        if not (all_finite(arm_torque) and all_finite(wheel_torque)):
             raise CommandError("state", "the control law gives non-finite torques at this state (overflow from "
                                         "absurd rates?); no command computed")
         return ControlOutput(arm_torque, wheel_torque, reference, self.tracking, active, angle, demanded,
@@ -321,32 +320,13 @@ class ServicerController:
         """The update's validation boundary: q, v as float vectors of the model's sizes with finite entries
         (one dot product each: non-finite when an entry is, or on overflow, which the entry-wise check
         settles), q normalized (a new array). CommandError naming the field otherwise."""
-        if not (type(q) is np.ndarray and q.dtype is _FLOAT and q.shape == self._q_shape):
-            q = _numeric_vector(q, self._q_shape[0], "q")
-        if not (type(v) is np.ndarray and v.dtype is _FLOAT and v.shape == self._v_shape):
-            v = _numeric_vector(v, self._v_shape[0], "v")
-        if not math.isfinite(q.dot(q) + v.dot(v)):
-            for x, field in ((q, "q"), (v, "v")):
-                bad = np.flatnonzero(~np.isfinite(x))
-                if bad.size:
-                    raise CommandError(field, f"non-finite values at indices {bad.tolist()}")
+        q = numeric_vector(q, self._q_shape[0], "q")
+        v = numeric_vector(v, self._v_shape[0], "v")
+        require_finite((q, "q"), (v, "v"))
         return pin.normalize(self.system.model, q), v
-
-
-_FLOAT = np.dtype(float)
 
 
 def _finite_time(t) -> float:
     if isinstance(t, bool) or not isinstance(t, (int, float, np.floating, np.integer)) or not math.isfinite(t):
         raise CommandError("t", f"must be a finite time in s, got {t!r}")
     return float(t)
-
-
-def _numeric_vector(x, size: int, field: str) -> np.ndarray:
-    try:
-        x = np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise CommandError(field, f"not a numeric vector: {exc}") from exc
-    if x.shape != (size,):
-        raise CommandError(field, f"expected {size} values, got shape {x.shape}")
-    return x

@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from space_robot_dynamics.command_checks import numeric_vector, require_finite
 from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.model.model_config import load_model_config
 from space_robot_dynamics.model.system_model import SystemModel
@@ -392,24 +393,9 @@ class HolonomyMonitor:
             raise CommandError("t", f"must be finite, got {t}")
         if self._t_prev is not None and t <= self._t_prev:
             raise CommandError("t", f"must increase: got {t} after {self._t_prev}")
-        q, v = self._vector("q", q, self.model.nq), self._vector("v", v, self.model.nv)
-        if not math.isfinite(q.dot(q) + v.dot(v)):      # NaN and inf propagate (indices only on failure)
-            for name, x in (("q", q), ("v", v)):
-                bad = np.flatnonzero(~np.isfinite(x))
-                if len(bad):
-                    raise CommandError(name, f"non-finite values at indices {bad.tolist()}")
+        q, v = numeric_vector(q, self.model.nq, "q"), numeric_vector(v, self.model.nv, "v")
+        require_finite((q, "q"), (v, "v"))
         return pin.normalize(self.model, q), v, t        # normalize returns a new vector
-
-    @staticmethod
-    def _vector(name: str, x, size: int) -> np.ndarray:
-        """x as a float vector of `size` entries; CommandError naming `name` otherwise."""
-        try:
-            x = np.asarray(x, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise CommandError(name, f"not a numeric vector: {exc}") from exc
-        if x.shape != (size,):
-            raise CommandError(name, f"expected {size} values, got shape {x.shape}")
-        return x
 
     def _auto_length_scale(self) -> float:
         """Distance from the base centroid to the end effector at the neutral configuration (the arm's reach)."""

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from space_robot_dynamics.command_checks import all_finite
 from space_robot_dynamics.errors import CommandError
 
 from .message_types import MessageTypes
@@ -101,14 +102,6 @@ def read_command_vector(msg, size: int, field: str) -> np.ndarray:
     if not all_finite(values):
         raise CommandError(field, f"non-finite values at indices {np.flatnonzero(~np.isfinite(values)).tolist()}")
     return values
-
-
-def all_finite(values: np.ndarray) -> bool:
-    """True if every entry of a float array is finite. A NaN or an infinity makes the sum NaN or infinite (no
-    finite sum can cancel it), so a finite Python-float sum proves the vector finite without numpy's
-    element test; only a non-finite sum (a bad entry, or finite entries whose sum overflows) needs that test.
-    Python floats overflow silently, so a huge command gives no RuntimeWarning either."""
-    return (values.ndim == 1 and math.isfinite(sum(values.tolist()))) or bool(np.isfinite(values).all())
 
 
 # ---- joint states ------------------------------------------------------------------------------

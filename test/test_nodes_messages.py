@@ -12,6 +12,7 @@ import types as pytypes
 import numpy as np
 import pytest
 
+from space_robot_dynamics.command_checks import all_finite, require_finite
 from space_robot_dynamics.errors import CommandError
 from space_robot_nodes import conversions as cv
 from space_robot_nodes.command_input import CommandInput
@@ -204,6 +205,12 @@ def test_the_fast_builders_build_what_the_conversions_build():
 
 
 def test_finiteness_check_catches_every_non_finite_value():
-    """all_finite's sum-of-squares shortcut against numpy's element test, overflowing values included."""
-    for values in ([1.0, 2.0], [np.nan, 1.0], [1.0, -np.inf], [np.inf, -np.inf], [1e200, 1e200], [-1e300, 5.0], []):
-        assert cv.all_finite(np.array(values, dtype=float)) == bool(np.isfinite(values).all()), values
+    """all_finite's sum shortcut against numpy's element test, overflowing sums included (no RuntimeWarning: the
+    suite turns them into errors); require_finite names the field and the indices."""
+    cases = ([1.0, 2.0], [np.nan, 1.0], [1.0, -np.inf], [np.inf, -np.inf], [1e200, 1e200], [-1e300, 5.0],
+             [1.7e308, 1.7e308], [-1.7e308, -1.7e308, np.nan], [])
+    for values in cases:
+        assert all_finite(np.array(values, dtype=float)) == bool(np.isfinite(values).all()), values
+    require_finite((np.array([1.7e308, 1.7e308]), "a"))
+    with pytest.raises(CommandError, match=r"b: non-finite values at indices \[1, 2\]"):
+        require_finite((np.zeros(2), "a"), (np.array([0.0, np.inf, np.nan]), "b"))

@@ -11,13 +11,12 @@ Energy accounting, so that T(t) - T(0) = actuator_work - dissipated_energy (zero
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
 
-from ..command_checks import checked_vector
+from ..command_checks import all_finite, checked_vector, numeric_vector, require_finite
 from ..config_reader import ConfigReader
 from ..errors import SimulationDivergedError
 from ..model.system_model import SystemModel
@@ -105,11 +104,6 @@ class Simulator:
         self._applied = np.zeros(self._n_actuated)
         self._command = np.zeros(self._n_actuated)
         self._no_aux = np.zeros(0)
-        # Finiteness screens: a sum is NaN/inf when an entry is (or, harmlessly, when it overflows, near 1e308);
-        # as one dot product it costs a third of np.isfinite(x).all().
-        self._ones_command = np.ones(self._n_actuated)
-        self._ones_q = np.ones(self.model.nq)
-        self._ones_y = np.ones(self.model.nv + self.layout.size)
         self.state = SimState(0.0, system.neutral(), np.zeros(self.model.nv), np.zeros(self.layout.size),
                               self.layout)
         self.reset(q0, v0)
@@ -150,21 +144,17 @@ class Simulator:
     def _checked_command(self, arm_torque, wheel_torque) -> np.ndarray:
         """[arm_torque, wheel_torque] as a new float vector, or CommandError naming the field.
 
-        A float64 vector of the right length is copied in as it is; anything else goes through
-        checked_vector. One sum then screens both parts for NaN/inf; only when it is not finite are the
-        parts checked one by one, for the error message.
+        Each part is checked for type and length and copied in; one sum then screens both for NaN/inf, and
+        only when it is not finite are the parts checked one by one, for the error message.
         """
         n_arm, n_wheel = self._n_arm, self._n_actuated - self._n_arm
         command = np.zeros(self._n_actuated)
         if arm_torque is not None:
-            command[:n_arm] = arm_torque if _is_float_vector(arm_torque, n_arm) else \
-                checked_vector(arm_torque, n_arm, "arm_torque")
+            command[:n_arm] = numeric_vector(arm_torque, n_arm, "arm_torque")
         if wheel_torque is not None:
-            command[n_arm:] = wheel_torque if _is_float_vector(wheel_torque, n_wheel) else \
-                checked_vector(wheel_torque, n_wheel, "wheel_torque")
-        if not math.isfinite(self._ones_command.dot(command)):
-            checked_vector(command[:n_arm], n_arm, "arm_torque")
-            checked_vector(command[n_arm:], n_wheel, "wheel_torque")
+            command[n_arm:] = numeric_vector(wheel_torque, n_wheel, "wheel_torque")
+        if not all_finite(command):
+            require_finite((command[:n_arm], "arm_torque"), (command[n_arm:], "wheel_torque"))
         return command
 
     def step(self, arm_torque=None, wheel_torque=None) -> SimState:
@@ -177,10 +167,8 @@ class Simulator:
         else:
             q, y, dq = self.integrator.step(self._rhs, s.q, np.concatenate((s.v, s.z)), self._dt)
             v, z = y[:self.model.nv], y[self.model.nv:]
-        # Never pass a NaN on: keep the last finite state and say why the step failed (the sums screen, the
-        # element-wise test decides).
-        if not math.isfinite(self._ones_y.dot(y) + self._ones_q.dot(q)) and \
-                not (np.isfinite(y).all() and np.isfinite(q).all()):
+        # Never pass a NaN on: keep the last finite state and say why the step failed.
+        if not (all_finite(y) and all_finite(q)):
             raise SimulationDivergedError(s.t, np.flatnonzero(~np.isfinite(v)).tolist(),
                                           np.flatnonzero(~np.isfinite(q)).tolist())
         self._actuator_work += float(self._tau_cmd.dot(dq))
@@ -230,11 +218,6 @@ class Simulator:
             actuator_work=self._actuator_work,
             dissipated_energy=float(s.aux("dissipated_energy")[0]) if self.dissipation is not None else 0.0,
         )
-
-
-def _is_float_vector(x, size: int) -> bool:
-    """x is already what checked_vector would return, short of the finiteness test."""
-    return type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (size,)
 
 
 def _as_slice(indices: np.ndarray) -> slice | np.ndarray:
