@@ -277,15 +277,8 @@ class JointTrajectoryFollower:
     def _columns(self, joint_names) -> list[int]:
         if isinstance(joint_names, str) or not isinstance(joint_names, Sequence) or len(joint_names) == 0:
             raise CommandError("joint_names", f"must be a non-empty list of joint names, got {joint_names!r}")
-        columns, seen = [], set()
-        for i, name in enumerate(joint_names):
-            if not isinstance(name, str) or name not in self._index:
-                raise CommandError(f"joint_names[{i}]", f"unknown joint {name!r} (controlled joints: "
-                                                        f"{list(self.joint_names)})")
-            if name in seen:
-                raise CommandError(f"joint_names[{i}]", f"duplicate joint {name!r}")
-            seen.add(name)
-            columns.append(self._index[name])
+        seen: set[str] = set()
+        columns = [joint_column(name, self._index, seen, f"joint_names[{i}]") for i, name in enumerate(joint_names)]
         missing = [n for n in self.joint_names if n not in seen]
         if missing and not self.allow_partial_joints:
             raise CommandError("joint_names", f"missing joints {missing} (partial goals are not allowed)")
@@ -380,3 +373,14 @@ def _finite_number(value, field: str) -> float:
     if not math.isfinite(value):
         raise CommandError(field, f"must be finite, got {value}")
     return value
+
+
+def joint_column(name, index: dict[str, int], seen: set[str], field: str) -> int:
+    """index[name] for one entry of a list of joint names, adding it to `seen`; CommandError naming `field` for
+    a name that is not a controlled joint (index's keys) or appears twice."""
+    if not isinstance(name, str) or name not in index:
+        raise CommandError(field, f"unknown joint {name!r} (controlled joints: {list(index)})")
+    if name in seen:
+        raise CommandError(field, f"duplicate joint {name!r}")
+    seen.add(name)
+    return index[name]

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from space_robot_control.joint_trajectory import joint_column
 from space_robot_control.servicer_controller import ServicerController
 from space_robot_dynamics.errors import CommandError, ConfigError
 
@@ -275,16 +276,9 @@ class TrajectoryExecution:
             raise CommandError(field, f"must be a list of JointTolerance entries, got {entries!r}")
         rows = defaults.copy()
         n = len(self.joint_names)
-        seen = set()
+        seen: set[str] = set()
         for i, entry in enumerate(entries):
-            name = getattr(entry, "name", None)
-            if not isinstance(name, str) or name not in self._index:
-                raise CommandError(f"{field}[{i}].name", f"unknown joint {name!r} (controlled joints: "
-                                                         f"{list(self.joint_names)})")
-            if name in seen:
-                raise CommandError(f"{field}[{i}].name", f"duplicate joint {name!r}")
-            seen.add(name)
-            j = self._index[name]
+            j = joint_column(getattr(entry, "name", None), self._index, seen, f"{field}[{i}].name")
             for row, kind in enumerate(("position", "velocity")):
                 value = _tolerance_value(getattr(entry, kind), f"{field}[{i}].{kind}")
                 if value == ERASE:
