@@ -4,7 +4,8 @@
 
 Checks: share/space_robot/{package.xml,urdf,config,launch,rviz}; the ament index marker; every console
 script declared in the package's entry points installed under lib/space_robot (where `ros2 run` looks);
-and that the installed Python package finds its data in the install tree, not in the source checkout.
+that the installed Python package finds its data in the install tree, not in the source checkout; and that
+it builds the robot descriptions of every installed scenario there (what simulation.launch.py does).
 """
 import configparser
 import subprocess
@@ -49,6 +50,17 @@ def main() -> int:
         if probe.returncode != 0 or Path(found).resolve() != share.resolve():
             problems.append(f"installed package resolves its share directory to {found!r} "
                             f"(expected {share}); stderr: {probe.stderr.strip()[-300:]}")
+        # what simulation.launch.py does at launch: every installed scenario's robot descriptions (xacro
+        # expanded from the install tree, includes and all)
+        scenarios = sorted(str(p) for p in (share / "config" / "scenarios").glob("*.yaml"))
+        probe = subprocess.run(
+            [sys.executable, "-c", "import sys; from space_robot_nodes.scenario import load_scenario; "
+             "from space_robot_nodes.robot_descriptions import robot_descriptions; "
+             "print(sum(len(robot_descriptions(load_scenario(p).model)) for p in sys.argv[1:]))", *scenarios],
+            capture_output=True, text=True, cwd="/", env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})
+        if probe.returncode != 0 or not scenarios:
+            problems.append(f"robot descriptions of the installed scenarios {scenarios} failed: "
+                            f"{probe.stderr.strip()[-300:]}")
     for problem in problems:
         print(f"colcon install check: {problem}")
     print(f"colcon install check: {len(scripts)} console scripts, "
