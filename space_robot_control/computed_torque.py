@@ -46,6 +46,8 @@ import numpy as np
 import pinocchio as pin
 from scipy.linalg import lapack
 
+from space_robot_dynamics.index_views import contiguous_index
+
 _dposv = lapack.dposv        # positional arguments: f2py parses them faster than keywords
 
 
@@ -216,17 +218,6 @@ class ComputedTorqueStep:
         weights = self._weights
         weights[1:] = 0.0 if forces is None else forces
         return self._coupling.dot(self._solution.dot(weights)) + self._drift[self._controlled]
-
-
-def contiguous_index(indices) -> slice | np.ndarray:
-    """Integer indices as a slice when they are consecutive and increasing, or none (indexing with it gives a
-    view, cheaper than a gather), else as an index array."""
-    indices = np.asarray(indices, dtype=int).reshape(-1)
-    if len(indices) == 0:
-        return slice(0, 0)
-    if np.array_equal(indices, np.arange(indices[0], indices[0] + len(indices))):
-        return slice(int(indices[0]), int(indices[0]) + len(indices))
-    return indices
 
 
 def _passive_subset(v_indices, passive: np.ndarray, field: str) -> np.ndarray:

@@ -33,10 +33,11 @@ import pinocchio as pin
 
 from space_robot_dynamics.command_checks import all_finite, numeric_vector, require_finite
 from space_robot_dynamics.errors import CommandError, ConfigError
+from space_robot_dynamics.index_views import contiguous_index
 from space_robot_dynamics.model.system_model import SystemModel
 
 from .attitude_control import AttitudeController, AttitudeGains, quaternion_left_matrix, wheel_spin_axes
-from .computed_torque import ComputedTorqueStep, FreeFloatingComputedTorque, contiguous_index
+from .computed_torque import ComputedTorqueStep, FreeFloatingComputedTorque
 from .controller_config import ControllerConfig, check_joint_list
 from .joint_trajectory import JointLimits, JointTrajectoryFollower, TrajectoryReport, quintic_powers
 

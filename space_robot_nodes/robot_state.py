@@ -16,6 +16,7 @@ import pinocchio as pin
 from scipy.spatial.transform import Rotation
 
 from space_robot_dynamics.errors import CommandError, ConfigError
+from space_robot_dynamics.index_views import contiguous_index
 from space_robot_dynamics.model.model_config import mount_rotation
 from space_robot_dynamics.model.system_model import SystemModel
 
@@ -112,12 +113,12 @@ class StateAssembler:
         slices = [system.q_slice(n) for n in self.joints]
         continuous = np.array([s.stop - s.start == 2 for s in slices], dtype=bool)
         rows = np.flatnonzero(~continuous)
-        self._revolute_rows = _as_slice(rows)
-        self._revolute_q = _as_slice(np.array([slices[i].start for i in rows], dtype=int))
+        self._revolute_rows = contiguous_index(rows)
+        self._revolute_q = contiguous_index(np.array([slices[i].start for i in rows], dtype=int))
         cos_rows = np.flatnonzero(continuous)
         # continuous joints: (row in the message, index of cos in q); sin follows cos
         self._continuous = [(int(row), slices[row].start) for row in cos_rows]
-        self._v_index = _as_slice(np.array([system.v_index(n) for n in self.joints], dtype=int))
+        self._v_index = contiguous_index(np.array([system.v_index(n) for n in self.joints], dtype=int))
         self._bases = {s.name: BaseSlot(system, s) for s in floating_subtrees(system)}
         self._stamps: dict[str, float] = {}
         self._held: dict[str, tuple] = {}
@@ -181,13 +182,6 @@ class StateAssembler:
             raise CommandError(field, f"no floating subtree {subtree_name!r}")
         slot.write_values(self.q, self.v, read_odometry_values(msg, self.world_frame, slot.base_link, field))
         self._stamps[subtree_name] = now
-
-
-def _as_slice(index: np.ndarray):
-    """A run of consecutive indices as a slice (a view: cheaper than fancy indexing), else the indices."""
-    if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
-        return slice(int(index[0]), int(index[0]) + len(index))
-    return index
 
 
 class BaseSlot:

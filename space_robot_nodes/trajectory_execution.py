@@ -48,6 +48,7 @@ import numpy as np
 from space_robot_control.joint_trajectory import joint_column
 from space_robot_control.servicer_controller import ServicerController
 from space_robot_dynamics.errors import CommandError, ConfigError
+from space_robot_dynamics.index_views import contiguous_index
 
 from . import conversions as cv
 from .node_config import StateTolerance, TrajectoryActionConfig
@@ -141,8 +142,8 @@ class TrajectoryExecution:
         self.joint_names = tuple(controller.arm_joints)
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         system = controller.system
-        self._q_index = _as_slice([system.model.joints[system.joint_id(n)].idx_q for n in self.joint_names])
-        self._v_index = _as_slice([system.v_index(n) for n in self.joint_names])
+        self._q_index = contiguous_index([system.model.joints[system.joint_id(n)].idx_q for n in self.joint_names])
+        self._v_index = contiguous_index([system.v_index(n) for n in self.joint_names])
         n = len(self.joint_names)
         self._actual = np.zeros(2 * n)            # [q | qdot] of the arm joints at the update being checked
         self._default_path = _tolerance_vector(config.default_path_tolerance, n)
@@ -303,13 +304,6 @@ def _tolerance_vector(tolerance: StateTolerance, n: int) -> np.ndarray:
     rows = np.array([tolerance.position] * n + [tolerance.velocity] * n, dtype=float)
     rows[rows == 0.0] = math.inf
     return rows
-
-
-def _as_slice(index: list[int]):
-    """Consecutive indices as a slice (a view, cheaper than fancy indexing at the control rate), else an array."""
-    if index and index == list(range(index[0], index[0] + len(index))):
-        return slice(index[0], index[0] + len(index))
-    return np.array(index)
 
 
 def _tolerance_value(value, field: str) -> float:

@@ -19,6 +19,7 @@ import pinocchio as pin
 from ..command_checks import all_finite, checked_vector, numeric_vector, require_finite
 from ..config_reader import ConfigReader
 from ..errors import SimulationDivergedError
+from ..index_views import contiguous_index
 from ..model.system_model import SystemModel
 from .integrators import INTEGRATORS
 from .joint_dissipation import JointDissipation, check_explicit_stability
@@ -94,8 +95,8 @@ class Simulator:
         # Actuator commands travel as one vector: arm joints then wheels.
         self._n_arm = len(system.arm_joints)
         self._n_actuated = self._n_arm + len(system.wheel_joints)
-        self._actuated_v = _as_slice(np.concatenate((system.arm_v, system.wheel_v)))
-        self._wheel_v = _as_slice(system.wheel_v)
+        self._actuated_v = contiguous_index(np.concatenate((system.arm_v, system.wheel_v)))
+        self._wheel_v = contiguous_index(system.wheel_v)
         self._lower = -np.concatenate((system.arm_effort_limit, system.wheel_max_torque))
         self._upper = -self._lower
         self._wheel_max_speed = system.wheel_max_speed.tolist()
@@ -218,12 +219,3 @@ class Simulator:
             actuator_work=self._actuator_work,
             dissipated_energy=float(s.aux("dissipated_energy")[0]) if self.dissipation is not None else 0.0,
         )
-
-
-def _as_slice(indices: np.ndarray) -> slice | np.ndarray:
-    """Ascending consecutive indices as a slice (a view, cheaper to index with), else the indices."""
-    if len(indices) == 0:
-        return slice(0, 0)
-    if np.array_equal(indices, np.arange(indices[0], indices[0] + len(indices))):
-        return slice(int(indices[0]), int(indices[0]) + len(indices))
-    return indices
