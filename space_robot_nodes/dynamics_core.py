@@ -136,12 +136,12 @@ class DynamicsCore(NodeCore):
 
     def odometry_message(self, subtree):
         s = self.sim.state
-        return self._odometry[subtree.name].build_from(s.t, *self._bases.lists(subtree, s.q, s.v))
+        return self._odometry[subtree.name].build(s.t, *self._bases.lists(subtree, s.q, s.v))
 
     def _odometry_timer(self, subtree, topic: str, builder: mb.OdometryBuilder, _now: float) -> None:
         if self.wanted(topic):
             s = self.sim.state
-            self.publish(topic, builder.build_from(s.t, *self._bases.lists(subtree, s.q, s.v)))
+            self.publish(topic, builder.build(s.t, *self._bases.lists(subtree, s.q, s.v)))
 
     def publish_state(self) -> None:
         """joint_states and every odometry now (the runtime's final sample), whoever listens."""

@@ -85,14 +85,9 @@ class OdometryBuilder:
         self._twist_cov = new("geometry_msgs/msg/TwistWithCovariance", ("twist", "covariance"))
         self._covariance = _read_only(cv.covariance())
 
-    def build(self, t: float, position: Sequence[float], orientation_xyzw: Sequence[float],
-              linear_velocity: Sequence[float], angular_velocity: Sequence[float]):
-        """Position (m) and orientation in frame_id; velocities (m/s, rad/s) in child_frame_id, as Python
-        floats (ndarray.tolist() is the fast input)."""
-        return self.build_from(t, [*position, *orientation_xyzw], [*linear_velocity, *angular_velocity])
-
-    def build_from(self, t: float, pose: Sequence[float], twist: Sequence[float]):
-        """The same from [x, y, z, qx, qy, qz, qw] and [vx, vy, vz, wx, wy, wz] (a free flyer's q and v)."""
+    def build(self, t: float, pose: Sequence[float], twist: Sequence[float]):
+        """Pose [x, y, z, qx, qy, qz, qw] (m, quaternion) in frame_id and twist [vx, vy, vz, wx, wy, wz] (m/s,
+        rad/s) in child_frame_id, as Python floats: a free flyer's q and v slices as ndarray.tolist() gives them."""
         x, y, z, qx, qy, qz, qw = pose
         vx, vy, vz, wx, wy, wz = twist
         vector = self._vector

@@ -105,11 +105,12 @@ class MonitorCore(NodeCore):
         self.cycles = 0
         self.errors = 0
         self.last_error = ""
-        self.add_subscription(config.joint_states, cv.JOINT_STATE, self._on_joint_state)
+        # state messages are only held on arrival (parsed at the next cycle): see StateAssembler
+        self.add_subscription(config.joint_states, cv.JOINT_STATE,
+                              self.state.holder("joints", self, config.joint_states))
         for subtree in floating_subtrees(self.system):
             topic = config.odometry[subtree.name]
-            self.add_subscription(topic, cv.ODOMETRY,
-                                  lambda msg, name=subtree.name, topic=topic: self._on_odometry(name, topic, msg))
+            self.add_subscription(topic, cv.ODOMETRY, self.state.holder(subtree.name, self, topic))
         self.add_publication(config.diagnostics, cv.DIAGNOSTIC_ARRAY)
         self.add_publication(config.status, cv.FLOAT64_MULTI_ARRAY)
         self.add_publication(config.marker, MARKER)
@@ -123,12 +124,6 @@ class MonitorCore(NodeCore):
         self._cycles_since_report = 0
         self.add_timer("monitor", 1.0 / config.rate, self.cycle, MONITOR)
         self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR)
-
-    def _on_joint_state(self, msg) -> None:
-        self.state.hold_joint_state(msg, self.now(), self.config.joint_states)
-
-    def _on_odometry(self, subtree: str, topic: str, msg) -> None:
-        self.state.hold_odometry(subtree, msg, self.now(), topic)
 
     def _error(self, error: str) -> None:
         self.errors += 1

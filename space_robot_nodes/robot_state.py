@@ -100,7 +100,7 @@ class StateAssembler:
 
     `joints` are the one-DOF joints that must appear in JointState (others in the message are ignored,
     e.g. Sawyer's head_pan). `ready` once every part has been received; `age` counts from the oldest part.
-    Subscription callbacks `hold_*` the latest message with its arrival time; `update()` parses the held
+    Subscription callbacks (`holder`) keep the latest message with its arrival time; `update()` parses the held
     ones when the node needs the state, so a 50 Hz node does not parse a 1 kHz stream.
     """
 
@@ -124,15 +124,9 @@ class StateAssembler:
         self._held: dict[str, tuple] = {}
         self._ready = False
 
-    def hold_joint_state(self, msg, now: float, field: str = "joint_states") -> None:
-        self._held["joints"] = (msg, now, field)
-
-    def hold_odometry(self, subtree_name: str, msg, now: float, field: str) -> None:
-        self._held[subtree_name] = (msg, now, field)
-
     def holder(self, part: str, node, field: str):
         """A subscription callback holding each message of `part` ("joints" or a floating subtree's name)
-        with its arrival time node.now() (what hold_* do, with fewer calls per message)."""
+        with its arrival time node.now(); `field` names the topic in errors."""
         def hold(msg) -> None:
             self._held[part] = (msg, node.now(), field)
         return hold

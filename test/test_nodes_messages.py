@@ -190,7 +190,8 @@ def test_the_fast_builders_build_what_the_conversions_build():
         p, v, e = np.array([0.1, -0.2, 3.0]), np.array([1.0, 2.0, -3.0]), np.array([0.5, 0.0, -0.5])
         same(joints.build(t, p.copy(), v.copy(), e.copy()), cv.joint_state(TYPES, t, ["a", "b", "c"], p, v, e))
         pose = ([1.0, 2.0, 3.0], [0.0, 0.0, 0.6, 0.8], [0.1, 0.2, 0.3], [-0.1, -0.2, -0.3])
-        same(odometry.build(t, *pose), cv.odometry(TYPES, t, "world", "base_link", *pose))
+        same(odometry.build(t, pose[0] + pose[1], pose[2] + pose[3]),
+             cv.odometry(TYPES, t, "world", "base_link", *pose))
         same(transforms.message([transforms.transform(t, "world", "base_link", pose[0], pose[1])]),
              cv.tf_message(TYPES, [cv.transform_stamped(TYPES, t, "world", "base_link", pose[0], pose[1])]))
         same(command.build(e), cv.float64_multi_array(TYPES, e, "effort"))
