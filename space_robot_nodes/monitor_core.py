@@ -38,48 +38,39 @@ MARKER_HEIGHT = 1.2        # m above the base-link origin (clear of the 1 m bus 
 MARKER_TEXT_SIZE = 0.08    # m, height of capital letters
 
 
-# The layout of holonomy/status: (label, value from a MonitorReport, size); vectors expand into one entry per
-# component. Units: N s, N m s (world frame, angular about the monitored bodies' centre of mass); fractions of
-# the momentum capacity; ranks.
+# The layout of holonomy/status: (MonitorReport field, entries), in order; vectors expand into one entry per
+# component, and the level goes out as its diagnostic_msgs number. Units: N s, N m s (world frame, angular about
+# the monitored bodies' centre of mass); fractions of the momentum capacity; ranks.
 _STATUS_LAYOUT = (
-    ("level", lambda r: LEVELS[r.level], 1),
-    ("attached", lambda r: float(r.attached), 1),
-    ("linear_residual_fraction", lambda r: r.linear_residual_fraction, 1),
-    ("angular_residual_fraction", lambda r: r.angular_residual_fraction, 1),
-    ("momentum_jump_fraction", lambda r: r.momentum_jump_fraction, 1),
-    ("linear_momentum_residual", lambda r: r.linear_momentum_residual, 3),
-    ("angular_momentum_residual", lambda r: r.angular_momentum_residual, 3),
-    ("constraint_rank", lambda r: r.constraint_rank, 1),
-    ("constraint_singular_values", lambda r: r.constraint_singular_values, 6),
-    ("nonholonomy_rank", lambda r: r.nonholonomy_rank, 1),
-    ("thesis_yh_rank_linear", lambda r: r.thesis_yh_rank_linear, 1),
-    ("thesis_yh_rank_angular", lambda r: r.thesis_yh_rank_angular, 1),
-    ("jstar_sigma_min", lambda r: r.jstar_sigma_min, 1),
-    ("jstar_manipulability", lambda r: r.jstar_manipulability, 1),
+    ("level", 1), ("attached", 1),
+    ("linear_residual_fraction", 1), ("angular_residual_fraction", 1), ("momentum_jump_fraction", 1),
+    ("linear_momentum_residual", 3), ("angular_momentum_residual", 3),
+    ("constraint_rank", 1), ("constraint_singular_values", 6), ("nonholonomy_rank", 1),
+    ("thesis_yh_rank_linear", 1), ("thesis_yh_rank_angular", 1),
+    ("jstar_sigma_min", 1), ("jstar_manipulability", 1),
 )
 
 
-def _expanded(label: str, get, size: int) -> list:
+def _labels(name: str, size: int) -> list[str]:
     if size == 1:
-        return [(label, get)]
-    return [(f"{label}_{axis}", lambda r, i=i, get=get: get(r)[i])
-            for i, axis in zip(range(size), "xyz" if size == 3 else range(size))]
+        return [name]
+    return [f"{name}_{axis}" for axis in ("xyz" if size == 3 else range(size))]
 
 
-# (label, value from a MonitorReport) per entry of holonomy/status, in order
-STATUS_FIELDS = [field for label, get, size in _STATUS_LAYOUT for field in _expanded(label, get, size)]
-STATUS_LABEL = ",".join(label for label, _ in STATUS_FIELDS)
-_VECTOR_FIELDS = tuple((get, size > 1) for _, get, size in _STATUS_LAYOUT)
+# the label of each entry of holonomy/status, in order
+STATUS_FIELDS = [label for name, size in _STATUS_LAYOUT for label in _labels(name, size)]
+STATUS_LABEL = ",".join(STATUS_FIELDS)
 
 
 def status_values(report: MonitorReport) -> list[float]:
-    """The entries of holonomy/status (STATUS_FIELDS) for one report: one getter per field, vectors whole."""
-    values = []
-    for get, vector in _VECTOR_FIELDS:
-        if vector:
-            values.extend(get(report).tolist())
+    """The entries of holonomy/status (STATUS_FIELDS) for one report."""
+    values = [float(LEVELS[report.level])]
+    for name, size in _STATUS_LAYOUT[1:]:
+        value = getattr(report, name)
+        if size > 1:
+            values.extend(value.tolist())
         else:
-            values.append(float(get(report)))
+            values.append(float(value))
     return values
 
 
