@@ -13,9 +13,8 @@ from scipy.spatial.transform import Rotation
 from space_robot_control.attitude_control import AttitudeController, AttitudeGains, quaternion_error, wheel_spin_axes
 from space_robot_control.controller_config import load_controller_config
 from space_robot_control.servicer_controller import ServicerController
-from space_robot_dynamics.config_reader import ConfigReader
 from space_robot_dynamics.errors import CommandError
-from space_robot_dynamics.model.model_config import load_model_config, read_model_config
+from space_robot_dynamics.model.model_config import load_model_config
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.simulation.simulator import SimulationSettings, Simulator
 
@@ -25,16 +24,6 @@ TILT = 0.9553166            # rad, pyramid wheel tilt from the bus z axis (urdf/
 @pytest.fixture(scope="module")
 def system():
     return SystemModel(load_model_config("config/models/servicer_target.yaml"))
-
-
-@pytest.fixture(scope="module")
-def pyramid():
-    data = {"name": "pyramid", "arm_joints": [f"right_j{i}" for i in range(7)],
-            "subtrees": [{"name": "servicer", "urdf": "urdf/servicer.urdf.xacro", "base_joint": "free_flyer",
-                          "base_link": "base_link", "xacro_args": {"wheel_layout": "pyramid"}}],
-            "reaction_wheels": {"joints": ["rw_1_joint", "rw_2_joint", "rw_3_joint", "rw_4_joint"],
-                                "max_torque": 0.2, "max_speed": 628.3}}
-    return SystemModel(read_model_config(ConfigReader(data, source="test")))
 
 
 def test_quaternion_error_angle_and_shortest_path():

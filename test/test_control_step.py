@@ -17,6 +17,7 @@ from dataclasses import replace
 import numpy as np
 import pinocchio as pin
 import pytest
+from model_states import random_state
 
 from space_robot_control import computed_torque
 from space_robot_control.attitude_control import AttitudeController, AttitudeGains, quaternion_error, wheel_spin_axes
@@ -24,9 +25,8 @@ from space_robot_control.computed_torque import ComputedTorqueStep, FreeFloating
 from space_robot_control.controller_config import load_controller_config
 from space_robot_control.joint_trajectory import JointLimits, JointTrajectoryFollower, evaluate_quintic
 from space_robot_control.servicer_controller import ServicerController
-from space_robot_dynamics.config_reader import ConfigReader
 from space_robot_dynamics.errors import ConfigError
-from space_robot_dynamics.model.model_config import load_model_config, read_model_config
+from space_robot_dynamics.model.model_config import load_model_config
 from space_robot_dynamics.model.system_model import SystemModel
 
 EXACT = 1e-9
@@ -40,26 +40,6 @@ def system(servicer_target):
 @pytest.fixture(scope="module")
 def config():
     return load_controller_config("config/controller.yaml")
-
-
-def random_state(system, rng, wheel_speed=300.0):
-    """Tumbling bus and target, arm inside its limits and moving, spinning wheels."""
-    model = system.model
-    q = system.neutral()
-    for sub in system.subtrees:
-        qs = system.q_slice(sub.config.root_joint_name)
-        quat = rng.normal(size=4)
-        q[qs] = np.concatenate([rng.uniform(-2.0, 2.0, 3), quat / np.linalg.norm(quat)])
-    for name in system.arm_joints:
-        j = system.q_slice(name).start
-        system.set_joint_angle(q, name, 0.8 * rng.uniform(model.lowerPositionLimit[j], model.upperPositionLimit[j]))
-    v = np.zeros(system.nv)
-    for sub in system.subtrees:
-        v[system.v_slice(sub.config.root_joint_name)] = np.concatenate([rng.normal(0.0, 0.05, 3),
-                                                                        rng.normal(0.0, 0.02, 3)])
-    v[system.arm_v] = rng.normal(0.0, 0.5, len(system.arm_v))
-    v[system.wheel_v] = rng.uniform(-wheel_speed, wheel_speed, len(system.wheel_v))
-    return q, v
 
 
 def bus_rotation_v(system):
@@ -374,16 +354,6 @@ def test_stacked_sample_is_the_quintic_and_its_derivatives():
     for t, position in ((1.0, [0.1, -0.2, 0.3]), (plan.times[-1], [0.6, -0.4, 0.2]), (100.0, [0.6, -0.4, 0.2])):
         stacked, active = f.sample_stacked(t)
         assert not active and np.allclose(stacked, position + [0.0] * 6, rtol=0, atol=1e-15)
-
-
-@pytest.fixture(scope="module")
-def pyramid():
-    data = {"name": "pyramid", "arm_joints": [f"right_j{i}" for i in range(7)],
-            "subtrees": [{"name": "servicer", "urdf": "urdf/servicer.urdf.xacro", "base_joint": "free_flyer",
-                          "base_link": "base_link", "xacro_args": {"wheel_layout": "pyramid"}}],
-            "reaction_wheels": {"joints": ["rw_1_joint", "rw_2_joint", "rw_3_joint", "rw_4_joint"],
-                                "max_torque": 0.2, "max_speed": 628.3}}
-    return SystemModel(read_model_config(ConfigReader(data, source="test")))
 
 
 @pytest.mark.parametrize("layout", ["orthogonal", "pyramid"])
