@@ -13,12 +13,11 @@ control at 1 kHz with a 10x real-time floor, so the controller's share is a few 
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from dataclasses import replace
 
 import numpy as np
 import pinocchio as pin
+from call_timing import timed
 from scipy.linalg import lapack
 
 from space_robot_control.controller_config import load_controller_config
@@ -29,17 +28,6 @@ from space_robot_dynamics.model.system_model import SystemModel
 POSE = (0.3, -0.6, 0.2, 1.2, -0.3, 0.8, 0.1)        # rad, a bent Sawyer pose
 GOAL = (0.5, -0.4, 0.3, 1.0, -0.1, 0.6, 0.3)        # rad, reached after the benchmark ends
 DT = 1e-3
-
-
-def timed(fn, updates: int, repeats: int) -> tuple[float, float]:
-    """(best, median) over `repeats` runs of the mean time per call in a run of `updates` calls (us)."""
-    runs = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(updates):
-            fn()
-        runs.append((time.perf_counter() - start) / updates * 1e6)
-    return min(runs), statistics.median(runs)
 
 
 def moving_state(system: SystemModel) -> tuple[np.ndarray, np.ndarray]:

@@ -15,11 +15,10 @@ the ratio, and take the best of several runs.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 import pinocchio as pin
+from call_timing import timed
 
 from space_robot_dynamics.model.model_config import load_model_config
 from space_robot_dynamics.model.system_model import SystemModel
@@ -27,17 +26,6 @@ from space_robot_monitoring import HolonomyMonitor, load_monitor_settings
 
 POSE = (0.3, -0.6, 0.2, 1.2, -0.3, 0.8, 0.1)        # rad, a bent Sawyer pose
 FLOOR_US, GOAL_US = 1000.0, 200.0
-
-
-def timed(fn, passes: int, repeats: int) -> tuple[float, float]:
-    """(best, median) over `repeats` runs of the mean time per call in a run of `passes` calls (us)."""
-    runs = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(passes):
-            fn()
-        runs.append((time.perf_counter() - start) / passes * 1e6)
-    return min(runs), statistics.median(runs)
 
 
 def servicer_state(system: SystemModel) -> tuple[np.ndarray, np.ndarray]:

@@ -12,28 +12,16 @@ Goal (issue 2): Simulator within 1.5x of raw. Real-time factor at 1 kHz = 1000 u
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import pinocchio as pin
+from call_timing import timed
 
 from space_robot_dynamics.model.model_config import load_model_config
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.simulation.simulator import SimulationSettings, Simulator
 
 DT = 1e-3
-
-
-def best_of(fn, steps: int, repeats: int, setup=lambda: None) -> float:
-    """Best mean time per call over `repeats` runs of `steps` calls (us): the least disturbed run."""
-    best = float("inf")
-    for _ in range(repeats):
-        setup()
-        start = time.perf_counter()
-        for _ in range(steps):
-            fn()
-        best = min(best, (time.perf_counter() - start) / steps * 1e6)
-    return best
 
 
 def raw_rk4(model, data, tau):
@@ -115,12 +103,12 @@ def main() -> None:
           f"{'RTF @1kHz':>11}")
     for name, raw in (("rk4", raw_rk4), ("semi_implicit_euler", raw_euler)):
         sim = Simulator(system, SimulationSettings(dt=DT, integrator=name))
-        ours = best_of(lambda sim=sim: sim.step(arm, wheels), args.steps, args.repeats, sim.reset)
-        base = best_of(raw(model, model.createData(), tau), args.steps, args.repeats)
-        floor = best_of(pinocchio_calls(model, model.createData(), tau, name), args.steps, args.repeats)
+        ours = timed(lambda sim=sim: sim.step(arm, wheels), args.steps, args.repeats, sim.reset)[0]
+        base = timed(raw(model, model.createData(), tau), args.steps, args.repeats)[0]
+        floor = timed(pinocchio_calls(model, model.createData(), tau, name), args.steps, args.repeats)[0]
         print(f"{name:<22}{ours:>18.1f}{base:>9.1f}{ours / base:>7.2f}{floor:>10.1f}{ours / floor:>8.2f}"
               f"{1000.0 / ours:>10.1f}x")
-    aba = best_of(lambda: pin.aba(model, sim.data, sim.state.q, sim.state.v, tau), args.steps, args.repeats)
+    aba = timed(lambda: pin.aba(model, sim.data, sim.state.q, sim.state.v, tau), args.steps, args.repeats)[0]
     print(f"(one pinocchio.aba call: {aba:.1f} us)")
 
 
