@@ -153,7 +153,11 @@ class TrajectoryExecution:
         self._report = report
         self._listener: Callable[[object], None] | None = None
         self._goal: _ActiveGoal | None = None
-        self.active = False           # a goal is being executed (a plain attribute: read every control period)
+
+    @property
+    def active(self) -> bool:
+        """A goal is being executed."""
+        return self._goal is not None
 
     def connect(self, listener: Callable[[object], None]) -> None:
         """Where TrajectoryFeedback and the TrajectoryResult of accepted goals go (the action server)."""
@@ -177,7 +181,6 @@ class TrajectoryExecution:
         self.preempt("preempted by a new FollowJointTrajectory goal")
         end = report.start_time + report.duration
         self._goal = _ActiveGoal(goal_id, end, path, tolerance, goal_time, -math.inf)
-        self.active = True
         self._say(cv.OK, f"FollowJointTrajectory goal accepted ({report.duration:.3f} s, ends at t = {end:.3f} s): "
                          f"{report.message}")
         return None
@@ -256,7 +259,6 @@ class TrajectoryExecution:
 
     def _finish(self, status: str, code: int, text: str, hold: bool) -> None:
         goal, self._goal = self._goal, None
-        self.active = False
         if hold:
             self.controller.stop_trajectory()
         level = cv.OK if status in (SUCCEEDED, CANCELED) else cv.ERROR
