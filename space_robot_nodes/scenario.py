@@ -199,6 +199,10 @@ def read_scenario(reader: ConfigReader, overrides: dict | None = None) -> Scenar
         ev.reject_unknown()
 
     model = read_model_config(model_reader)
+    if trajectory is not None:                  # a typo in the scenario is its author's error, found at load
+        unknown = [n for n in trajectory.joint_names if n not in model.arm_joints]
+        if unknown:
+            raise tr.error("joint_names", f"unknown arm joints {unknown} (the model's: {list(model.arm_joints)})")
     nodes = read_nodes_config(nodes_reader)
     controller = read_controller_config(controller_reader)
     _check_state_rates(nodes, controller, nodes_reader)

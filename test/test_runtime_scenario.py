@@ -94,3 +94,17 @@ def test_state_topics_slower_than_the_controller_are_rejected(override, field):
     with pytest.raises(ConfigError, match=field.replace(".", r"\.") + ": .* below the controller's rate"):
         load_scenario(DEFAULT, {"nodes": override})
     assert load_scenario(DEFAULT).nodes.dynamics.odometry_rates["target"] < load_scenario(DEFAULT).controller.rate
+
+
+def test_a_scenario_goal_naming_an_unknown_joint_is_rejected_at_load(tmp_path):
+    """A typo in the scenario's own trajectory is a configuration error naming the field, not a run whose goal
+    the controller refuses half-way."""
+    from pathlib import Path
+
+    from space_robot_dynamics.errors import ConfigError
+
+    text = Path(DEFAULT).read_text().replace("joint_names: [right_j0,", "joint_names: [right_jX,")
+    assert "right_jX" in text
+    (tmp_path / "typo.yaml").write_text(text)     # its config/ paths resolve in the package share
+    with pytest.raises(ConfigError, match=r"goals\.trajectory\.joint_names: unknown arm joints \['right_jX'\]"):
+        load_scenario(tmp_path / "typo.yaml")
