@@ -10,9 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from space_robot_dynamics.config_reader import ConfigReader, load_yaml_file
+from space_robot_dynamics.config_reader import ConfigReader, load_config_file
 from space_robot_dynamics.errors import ConfigError
-from space_robot_dynamics.package_share import resolve
 
 from .joint_trajectory import LIMIT_POLICIES
 
@@ -123,7 +122,7 @@ def read_controller_config(reader: ConfigReader) -> ControllerConfig:
 
 def load_controller_config(path: str | Path) -> ControllerConfig:
     """Read and validate a controller YAML file (a relative path is looked up in the package share)."""
-    return read_controller_config(load_yaml_file(resolve(path)))
+    return read_controller_config(load_config_file(path))
 
 
 def _positive_map(reader: ConfigReader, key: str) -> dict:

@@ -25,6 +25,7 @@ steps behind it take it as it is.
 """
 from __future__ import annotations
 
+import copy
 import math
 from operator import itemgetter
 
@@ -228,6 +229,18 @@ class ServicerController:
             raise CommandError("state", "no state yet: update() must run once before a trajectory is accepted")
         return self.follower.set_trajectory(joint_names, points, self._last_t, self._x_q.copy(), self._x_v.copy(),
                                             start_time)
+
+    def check_trajectory(self, joint_names, points, now: float, q, v, start_time: float | None = None
+                         ) -> TrajectoryReport:
+        """What set_trajectory would say of this goal received at `now` (s) with the system in state (q, v),
+        changing nothing: the same validation (joints, times, position and rate limits) on a copy of the
+        trajectory follower. For goals known in advance (a scenario's), checked before a run starts."""
+        if not self.tracking:
+            raise CommandError("trajectory", "joint_tracking mode is off in this controller's configuration "
+                                             f"(controller.modes: {list(self.config.modes)})")
+        q, v = self._checked_state(q, v)
+        follower = copy.deepcopy(self.follower)
+        return follower.set_trajectory(joint_names, points, now, q[self._arm_q], v[self._arm_v], start_time)
 
     def stop_trajectory(self) -> None:
         """Drop the trajectory (e.g. a cancelled goal) and hold the arm where the last update measured it."""

@@ -2,10 +2,16 @@
 
 A small reader instead of a schema library keeps the error messages in our words, e.g.
 ``config/scenarios/demo.yaml: simulation.dt: must be > 0, got -0.001``.
+
+YAML is read with YAML 1.2's number rules (`parse_yaml`): PyYAML follows YAML 1.1, where `1.0e30`, `1e3`
+and `5e-4` (no dot, or no sign in the exponent) are strings, so a user writing them would be told
+"must be a number". Relative file names inside a file are looked up next to that file first, then in
+the package share (`ConfigReader.file_path`).
 """
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -14,37 +20,80 @@ import numpy as np
 import yaml
 
 from .errors import ConfigError
+from .package_share import resolve, share_directory
 
 _MISSING = object()
 
 
+class _Yaml12Loader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2's float syntax (core schema): exponents without a dot or a sign."""
+
+
+_FLOAT_12 = re.compile(r"""^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$""", re.X)
+_Yaml12Loader.yaml_implicit_resolvers = {
+    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:float"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_Yaml12Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list("-+0123456789."))
+
+
+def parse_yaml(text: str):
+    """YAML text -> Python data, with YAML 1.2 numbers (`1.0e30` is a float). Raises yaml.YAMLError."""
+    return yaml.load(text, Loader=_Yaml12Loader)   # noqa: S506 - a SafeLoader subclass
+
+
 def load_yaml_file(path: str | Path) -> ConfigReader:
-    """Read a YAML mapping from `path`; a missing file or a syntax error raises ConfigError."""
+    """Read a YAML mapping from `path`; a missing, unreadable or binary file or a syntax error raises
+    ConfigError naming the file."""
     path = Path(path)
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
+    except IsADirectoryError as exc:
+        raise ConfigError("<file>", "is a directory, not a YAML file", str(path)) from exc
     except OSError as exc:
-        raise ConfigError("<file>", f"cannot read: {exc.strerror}", str(path)) from exc
+        raise ConfigError("<file>", f"cannot read: {exc.strerror or exc}", str(path)) from exc
     try:
-        data = yaml.safe_load(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError("<file>", f"is not a UTF-8 text file (byte {exc.start} is 0x{raw[exc.start]:02x}); "
+                          "give a YAML file", str(path)) from exc
+    if "\x00" in text:
+        raise ConfigError("<file>", "is a binary file (it contains NUL bytes); give a YAML file", str(path))
+    try:
+        data = parse_yaml(text)
     except yaml.YAMLError as exc:
         raise ConfigError("<yaml>", f"not valid YAML: {exc}", str(path)) from exc
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError("<root>", f"must be a mapping, got {type(data).__name__}", str(path))
-    return ConfigReader(data, source=str(path))
+    return ConfigReader(data, source=str(path), directory=path.resolve().parent)
+
+
+def load_config_file(path: str | Path) -> ConfigReader:
+    """load_yaml_file for a path a user gives: absolute, relative to the working directory, or relative to
+    the package share (e.g. 'config/models/servicer_target.yaml'), in that order."""
+    try:
+        found = find_file(path, Path.cwd())
+    except FileNotFoundError as exc:
+        raise ConfigError("<file>", str(exc), str(path)) from None
+    return load_yaml_file(found)
 
 
 class ConfigReader:
-    """A view on one YAML mapping that reads typed, range-checked fields and rejects unknown keys."""
+    """A view on one YAML mapping that reads typed, range-checked fields and rejects unknown keys.
 
-    def __init__(self, data: dict, source: str | None = None, path: str = ""):
+    source: what error messages name (the file, maybe with where its overrides came from); directory: the
+    folder of the file, where relative file names inside it are looked up first (None: the share only).
+    """
+
+    def __init__(self, data: dict, source: str | None = None, path: str = "", directory: Path | None = None):
         if not isinstance(data, dict):
             raise ConfigError(path or "<root>", f"must be a mapping, got {type(data).__name__}", source)
         self.data = data
         self.source = source
         self.path = path
+        self.directory = directory
         self._read: set[str] = set()
 
     # ---- plumbing -------------------------------------------------------------------------
@@ -78,14 +127,23 @@ class ConfigReader:
             value = {}
         if not isinstance(value, dict):
             raise self.error(key, f"must be a mapping, got {type(value).__name__}")
-        return ConfigReader(value, self.source, self.field(key))
+        return ConfigReader(value, self.source, self.field(key), self.directory)
 
     def sub_list(self, key: str) -> list[ConfigReader]:
         items = self.raw(key)
         if not isinstance(items, list) or not items:
             raise self.error(key, "must be a non-empty list of mappings")
-        return [ConfigReader(item, self.source, f"{self.field(key)}[{i}]") if isinstance(item, dict)
+        return [ConfigReader(item, self.source, f"{self.field(key)}[{i}]", self.directory) if isinstance(item, dict)
                 else _raise(self.error(f"{key}[{i}]", "must be a mapping")) for i, item in enumerate(items)]
+
+    def file_path(self, key: str, default: Any = _MISSING) -> Path:
+        """A file named by `key`: absolute as given; relative, looked up next to this file first, then in
+        the package share. ConfigError naming both places when it is in neither."""
+        text = self.string(key, default)
+        try:
+            return find_file(text, self.directory)
+        except FileNotFoundError as exc:
+            raise self.error(key, str(exc)) from None
 
     def string(self, key: str, default: Any = _MISSING, choices: Iterable[str] | None = None) -> str:
         value = self.raw(key, default)
@@ -141,6 +199,23 @@ class ConfigReader:
 
 def _raise(exc: Exception):
     raise exc
+
+
+def find_file(name: str | Path, directory: Path | None = None) -> Path:
+    """`name` if absolute; else the first existing of `directory`/name and <share>/name. FileNotFoundError
+    saying where it looked otherwise."""
+    path = Path(name)
+    if path.is_absolute():
+        if path.exists():
+            return path
+        raise FileNotFoundError(f"no such file {str(path)!r}")
+    candidates = ([directory / path] if directory is not None else []) + [resolve(path)]
+    for candidate in candidates:
+        if candidate.exists():
+            return candidate
+    places = ([f"next to the file ({directory})"] if directory is not None else []) + \
+        [f"in the package share ({share_directory()})"]
+    raise FileNotFoundError(f"no file {str(path)!r}: looked {' and '.join(places)}")
 
 
 def check_number(value: Any, field: str, source: str | None = None, *, minimum: float | None = None,

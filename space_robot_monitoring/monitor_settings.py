@@ -13,9 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from space_robot_dynamics.config_reader import ConfigReader, load_yaml_file
+from space_robot_dynamics.config_reader import ConfigReader, load_config_file
 from space_robot_dynamics.errors import ConfigError
-from space_robot_dynamics.package_share import resolve
 
 from .thesis_criterion import METHODS
 
@@ -106,7 +105,7 @@ def read_monitor_settings(reader: ConfigReader) -> MonitorSettings:
 
 def load_monitor_settings(path: str | Path) -> MonitorSettings:
     """Read the holonomy_monitor section of a YAML file (other top-level sections are left to their readers)."""
-    root = load_yaml_file(resolve(path))
+    root = load_config_file(path)
     if not root.has(SECTION):
         raise ConfigError(SECTION, "is required", root.source)
     return read_monitor_settings(root.sub(SECTION))

@@ -70,8 +70,9 @@ class ControllerCore(NodeCore):
         if self.has_wheels:
             self.add_publication(config.wheel_command, cv.FLOAT64_MULTI_ARRAY)
         self.add_publication(config.diagnostics, cv.DIAGNOSTIC_ARRAY)
-        self.add_timer("control", self.period, self.control, CONTROL)
-        self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR)
+        self.add_timer("control", self.period, self.control, CONTROL, ("controller", "controller.rate"))
+        self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR,
+                       ("nodes", "controller.diagnostics_rate"))
         # FollowJointTrajectory goals: submitted by the rclpy glue (ros/trajectory_action_server.py), checked
         # after each control update while one is active (see trajectory_execution.py)
         self.trajectory_action = TrajectoryExecution(controller, config.trajectory_action, self._goal_event)

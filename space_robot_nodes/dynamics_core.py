@@ -68,6 +68,9 @@ class DynamicsCore(NodeCore):
         self._momentum = mb.Vector3StampedBuilder(types, config.world_frame, self._stamps)
         self._clock = types.cls(cv.CLOCK)
         self.diverged: SimulationDivergedError | None = None
+        # A ROS node keeps running and reports a diverged simulation in its diagnostics; the standalone runtime
+        # sets this to end the run right there (SimulationDivergedError out of the step).
+        self.raise_on_divergence = False
         self.steps = 0
 
         self.add_publication(config.joint_states, cv.JOINT_STATE)
@@ -83,17 +86,23 @@ class DynamicsCore(NodeCore):
         if self.system.wheel_joints:
             self.add_subscription(config.wheel_command, cv.FLOAT64_MULTI_ARRAY,
                                   lambda msg: self.wheel_input.offer(msg, self.now()))
-        self.add_timer("joint_states", 1.0 / config.state_rate, self.publish_joint_state, SENSE)
+        rates = "dynamics.rates"
+        self.add_timer("joint_states", 1.0 / config.state_rate, self.publish_joint_state, SENSE,
+                       ("nodes", f"{rates}.state"))
         for subtree in floating_subtrees(self.system):
+            own = subtree.name in config.odometry_rates
             self.add_timer(f"odometry.{subtree.name}",
                            1.0 / config.odometry_rates.get(subtree.name, config.state_rate),
                            partial(self._odometry_timer, subtree, config.odometry[subtree.name],
-                                   self._odometry[subtree.name]), SENSE)
-        self.add_timer("tf", 1.0 / config.tf_rate, self.publish_tf, SENSE)
-        self.add_timer("clock", 1.0 / config.clock_rate, self.publish_clock, SENSE)
-        self.add_timer("momentum", 1.0 / config.momentum_rate, self.publish_momentum, SENSE)
-        self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR)
-        self.add_timer("step", simulator.settings.dt, self.step, ACTUATE)
+                                   self._odometry[subtree.name]), SENSE,
+                           ("nodes", f"{rates}.odometry.{subtree.name}" if own else f"{rates}.state"))
+        self.add_timer("tf", 1.0 / config.tf_rate, self.publish_tf, SENSE, ("nodes", f"{rates}.tf"))
+        self.add_timer("clock", 1.0 / config.clock_rate, self.publish_clock, SENSE, ("nodes", f"{rates}.clock"))
+        self.add_timer("momentum", 1.0 / config.momentum_rate, self.publish_momentum, SENSE,
+                       ("nodes", f"{rates}.momentum"))
+        self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR,
+                       ("nodes", f"{rates}.diagnostics"))
+        self.add_timer("step", simulator.settings.dt, self.step, ACTUATE, ("scenario", "simulation.dt"))
 
     def now(self) -> float:
         """Simulated time (s): the dynamics node is the clock of the simulation."""
@@ -109,6 +118,8 @@ class DynamicsCore(NodeCore):
             self.sim.step(self.arm_input.active(t), self.wheel_input.active(t) if self.system.wheel_joints else None)
         except SimulationDivergedError as exc:
             self.diverged = exc       # keep the last finite state, report it, never die
+            if self.raise_on_divergence:
+                raise
             return
         self.steps += 1
 

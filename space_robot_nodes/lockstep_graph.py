@@ -187,19 +187,35 @@ class Graph:
     def now_ns(self) -> int:
         return self.ticks * self.tick_ns
 
-    def start(self) -> None:
-        """Fix the schedule, then let each node publish its latched topics."""
-        if self._started:
-            return
+    def check(self, sources: dict | None = None) -> list:
+        """Every timer's period in ticks, checked: ConfigError naming the setting (and its file, from
+        `sources`: file role -> path) and the fix when a period is not a whole number of ticks."""
         entries = []
         for n_index, node in enumerate(self.nodes):
             for t_index, timer in enumerate(node.timers):
                 ratio = timer.period / self.tick
                 every = round(ratio)
                 if every < 1 or abs(ratio - every) > _PERIOD_SLACK * max(1.0, ratio):
-                    raise ConfigError(f"{node.name}.{timer.name}", f"period {timer.period} s is not a whole number "
-                                      f"of simulation steps ({self.tick} s)")
+                    raise self._period_error(node, timer, sources or {})
                 entries.append(((timer.phase, n_index, t_index), every, timer.callback))
+        return entries
+
+    def _period_error(self, node: NodeCore, timer, sources: dict) -> ConfigError:
+        steps = max(1, round(timer.period / self.tick))
+        problem = (f"{1.0 / timer.period:g} Hz (period {timer.period:g} s, timer {node.name}.{timer.name}) "
+                   f"is not a whole number of simulation steps of {self.tick:g} s (simulation.dt): choose a rate "
+                   f"that divides {1.0 / self.tick:g} Hz, e.g. {1.0 / (steps * self.tick):g} Hz, or a simulation.dt "
+                   f"that divides {timer.period:g} s")
+        if timer.setting is None:
+            return ConfigError(f"{node.name}.{timer.name}", problem)
+        role, field = timer.setting
+        return ConfigError(field, problem, str(sources.get(role, f"the {role} file")))
+
+    def start(self) -> None:
+        """Fix the schedule, then let each node publish its latched topics."""
+        if self._started:
+            return
+        entries = self.check()
         entries.sort(key=lambda e: e[0])
         self._schedule = [(every, callback) for _key, every, callback in entries]
         cycle = math.lcm(*(every for every, _ in self._schedule)) if self._schedule else 1

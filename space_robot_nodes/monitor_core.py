@@ -113,8 +113,9 @@ class MonitorCore(NodeCore):
         self._pending: tuple | None = None
         self._reported: tuple | None = None
         self._cycles_since_report = 0
-        self.add_timer("monitor", 1.0 / config.rate, self.cycle, MONITOR)
-        self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR)
+        self.add_timer("monitor", 1.0 / config.rate, self.cycle, MONITOR, ("nodes", "monitor.rate"))
+        self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR,
+                       ("nodes", "monitor.diagnostics_rate"))
 
     def _error(self, error: str) -> None:
         self.errors += 1

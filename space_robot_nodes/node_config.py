@@ -1,19 +1,17 @@
 """Node configuration (config/nodes.yaml): topics, rates, joint lists and timeouts, validated at start-up.
 
 Topic names are relative (no leading '/') so launch files can namespace or remap them. Rates are in Hz.
-`apply_overrides` merges dotted-key overrides (ROS parameters, scenario `node_overrides`) into the YAML
-mapping before validation, so an override is checked exactly like the file.
+Overrides (ROS parameters, `--set`, a scenario's `overrides:`) are merged into the YAML mapping before
+validation by space_robot_dynamics.config_overrides, so an override is checked exactly like the file.
 """
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from space_robot_dynamics.config_reader import ConfigReader, load_yaml_file
-from space_robot_dynamics.errors import ConfigError
-from space_robot_dynamics.package_share import resolve
+from space_robot_dynamics.config_overrides import apply_overrides
+from space_robot_dynamics.config_reader import ConfigReader, load_config_file
 
 _TOPIC = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 TIMEOUT_BEHAVIOURS = ("hold_position", "zero_torque")
@@ -252,23 +250,6 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
     return NodesConfig(dynamics, controller, monitor, adapter, reader.source)
 
 
-def apply_overrides(data: dict, overrides: dict[str, object], source: str | None = None) -> dict:
-    """A copy of `data` with dotted keys replaced, e.g. {'controller.mode': 'arm'}; unknown paths rejected
-    later by validation, non-mapping intermediate values rejected here."""
-    merged = copy.deepcopy(data)
-    for dotted, value in overrides.items():
-        node = merged
-        parts = dotted.split(".")
-        for i, part in enumerate(parts[:-1]):
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
-                raise ConfigError(".".join(parts[:i + 1]), f"cannot override below a non-mapping value {child!r}",
-                                  source)
-            node = child
-        node[parts[-1]] = value
-    return merged
-
-
 def flatten(data: dict, prefix: str = "") -> dict[str, object]:
     """Dotted keys of every leaf (the inverse of apply_overrides on an empty mapping)."""
     flat = {}
@@ -282,7 +263,8 @@ def flatten(data: dict, prefix: str = "") -> dict[str, object]:
 
 
 def load_nodes_config(path: str | Path, overrides: dict[str, object] | None = None) -> NodesConfig:
-    reader = load_yaml_file(resolve(path))
+    reader = load_config_file(path)
     if overrides:
-        reader = ConfigReader(apply_overrides(reader.data, overrides, reader.source), reader.source)
+        reader = ConfigReader(apply_overrides(reader.data, overrides, reader.source), reader.source,
+                              directory=reader.directory)
     return read_nodes_config(reader)

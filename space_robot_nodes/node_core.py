@@ -51,6 +51,9 @@ class Timer:
     period: float           # s
     callback: Callable[[float], None]   # called with the current time (s)
     phase: int = CONTROL
+    # where the period is configured, (file role, dotted field), e.g. ("nodes", "dynamics.rates.tf"), so a
+    # period the host cannot run is reported against the setting a user can change
+    setting: tuple[str, str] | None = None
 
 
 class NodeCore:
@@ -75,8 +78,9 @@ class NodeCore:
     def add_subscription(self, topic: str, msgtype: str, callback: Callable[[Any], None]) -> None:
         self.subscriptions.append(Subscription(topic, msgtype, callback))
 
-    def add_timer(self, name: str, period: float, callback: Callable[[float], None], phase: int) -> None:
-        self.timers.append(Timer(name, period, callback, phase))
+    def add_timer(self, name: str, period: float, callback: Callable[[float], None], phase: int,
+                  setting: tuple[str, str] | None = None) -> None:
+        self.timers.append(Timer(name, period, callback, phase, setting))
 
     # ---- host side ---------------------------------------------------------------------------
     def attach(self, publish: Callable[[str, Any], None], now: Callable[[], float],

@@ -41,11 +41,14 @@ class SawyerAdapterCore(NodeCore):
         self.add_publication(config.joint_command_timeout, cv.FLOAT64)
         if config.suppress_gravity_compensation:
             self.add_publication(config.suppress_gravity_topic, cv.EMPTY)
-            self.add_timer("suppress_gravity", 1.0 / config.suppress_rate, self.publish_suppress, MONITOR)
+            self.add_timer("suppress_gravity", 1.0 / config.suppress_rate, self.publish_suppress, MONITOR,
+                           ("nodes", "sawyer_adapter.suppress_rate"))
         self.add_publication(config.diagnostics, cv.DIAGNOSTIC_ARRAY)
-        self.add_timer("command", 1.0 / config.rate, self.forward, ACTUATE)
-        self.add_timer("timeout", 1.0 / config.intera_timeout_rate, self.publish_timeout, MONITOR)
-        self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR)
+        self.add_timer("command", 1.0 / config.rate, self.forward, ACTUATE, ("nodes", "sawyer_adapter.rate"))
+        self.add_timer("timeout", 1.0 / config.intera_timeout_rate, self.publish_timeout, MONITOR,
+                       ("nodes", "sawyer_adapter.intera_timeout_rate"))
+        self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR,
+                       ("nodes", "sawyer_adapter.diagnostics_rate"))
 
     def joint_command(self, now: float, effort: np.ndarray):
         return self.types.new(INTERA_JOINT_COMMAND, header=cv.header(self.types, now), mode=self.torque_mode,

@@ -12,13 +12,14 @@ Both the standalone runtime and the ROS 2 nodes (parameter `scenario`) read thes
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from space_robot_control.controller_config import ControllerConfig, read_controller_config
-from space_robot_dynamics.config_reader import ConfigReader, load_yaml_file
+from space_robot_dynamics.config_overrides import Override, apply_with_fields, blamed
+from space_robot_dynamics.config_reader import ConfigReader, load_yaml_file, parse_yaml
 from space_robot_dynamics.errors import ConfigError
 from space_robot_dynamics.model.model_config import ModelConfig, read_model_config
 from space_robot_dynamics.model.system_model import SystemModel
@@ -26,9 +27,10 @@ from space_robot_dynamics.package_share import resolve
 from space_robot_dynamics.simulation.initial_state import read_initial_state
 from space_robot_dynamics.simulation.simulator import SimulationSettings, read_simulation_settings
 
-from .node_config import NodesConfig, apply_overrides, read_nodes_config
+from .node_config import NodesConfig, read_nodes_config
 
-OVERRIDABLE = ("model", "nodes", "controller", "monitor")
+OVERRIDABLE = ("model", "nodes", "controller", "monitor")     # the files a scenario names
+SCENARIO = "scenario"                                         # Override.target of the scenario's own entries
 DEFAULT_DURATION = 10.0      # s, when a scenario (e.g. one for the real arm) does not say
 
 
@@ -98,6 +100,7 @@ class Scenario:
     evaluation: EvaluationConfig | None
     description: str = ""
     files: dict = field(default_factory=dict)   # name -> resolved path of each referenced file
+    overrides: tuple = ()       # every Override applied (the scenario's own section and the given ones)
 
     def initial_state(self, system: SystemModel) -> tuple[np.ndarray, np.ndarray]:
         """(q0, v0) for `system` from the scenario's initial_state section (validated against the model)."""
@@ -105,42 +108,77 @@ class Scenario:
         return read_initial_state(reader, system)
 
 
-def _referenced(reader: ConfigReader, key: str, default: str, overrides: dict) -> tuple[ConfigReader, Path]:
-    path = resolve(reader.string(key, default))
+def _referenced(reader: ConfigReader, key: str, default: str, overrides: list[Override]
+                ) -> tuple[ConfigReader, Path, list[Override]]:
+    """The file a scenario names under `key` (next to the scenario first, then in the package share), read
+    with its overrides applied; returns the reader, the file and the overrides with their fields."""
+    path = reader.file_path(key, default)
     file_reader = load_yaml_file(path)
     if overrides:
-        file_reader = ConfigReader(apply_overrides(file_reader.data, overrides, file_reader.source),
-                                   f"{file_reader.source} (with overrides from {reader.source})")
-    return file_reader, path
+        data, overrides = apply_with_fields(file_reader.data, overrides)
+        file_reader = ConfigReader(data, file_reader.source, directory=file_reader.directory)
+    return file_reader, path, overrides
 
 
-def _read_overrides(reader: ConfigReader, extra: dict | None) -> dict[str, dict]:
+def _normalized(overrides) -> list[Override]:
+    """Override objects from parse_overrides, or the older mapping {file: {dotted key: value}}."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, dict):
+        return [Override(target, str(key), value, f"override {target}.{key}")
+                for target, entries in overrides.items() for key, value in (entries or {}).items()]
+    return list(overrides)
+
+
+def _from_working_directory(override: Override) -> Override:
+    """A file named on the command line (--set model=my_model.yaml) is where the user stands: absolute."""
+    if override.key in OVERRIDABLE and isinstance(override.value, str) and Path(override.value).is_file():
+        return replace(override, value=str(Path(override.value).resolve()))
+    return override
+
+
+def _file_overrides(reader: ConfigReader, given: list[Override]) -> dict[str, list[Override]]:
+    """Per file: the scenario's own `overrides:` entries, then the given ones (which win)."""
     sub = reader.sub("overrides", {})
-    out = {}
+    out: dict[str, list[Override]] = {}
     for name in OVERRIDABLE:
         section = sub.raw(name, {}) or {}
         if not isinstance(section, dict):
             raise sub.error(name, "must be a mapping of dotted keys to values")
-        out[name] = dict(section)
-        out[name].update((extra or {}).get(name, {}))
+        out[name] = [Override(name, str(key), value, f"{reader.source}: overrides.{name}.{key}")
+                     for key, value in section.items()]
+        out[name] += [o for o in given if o.target == name]
     sub.reject_unknown()
     return out
 
 
-def read_scenario(reader: ConfigReader, overrides: dict | None = None) -> Scenario:
-    """Parse a scenario mapping. `overrides` maps 'model' / 'nodes' / 'controller' / 'monitor' to dotted-key
-    overrides applied on top of the scenario's own `overrides` section."""
-    file_overrides = _read_overrides(reader, overrides)
-    model_reader, model_path = _referenced(reader, "model", "config/models/servicer_target.yaml",
-                                           file_overrides["model"])
-    nodes_reader, nodes_path = _referenced(reader, "nodes", "config/nodes.yaml", file_overrides["nodes"])
-    controller_reader, controller_path = _referenced(reader, "controller", "config/controller.yaml",
-                                                     file_overrides["controller"])
+def read_scenario(reader: ConfigReader, overrides=None) -> Scenario:
+    """Parse a scenario mapping. `overrides`: Override objects (parse_overrides) for the scenario itself
+    (target 'scenario') and for the files it names ('model', 'nodes', 'controller', 'monitor'), applied on
+    top of the scenario's own `overrides:` section; or a mapping {file: {dotted key: value}}. An error in
+    an overridden field names the override."""
+    given = _normalized(overrides)
+    own = [_from_working_directory(o) for o in given if o.target == SCENARIO]
+    if own:
+        data, own = apply_with_fields(reader.data, own)
+        reader = ConfigReader(data, reader.source, reader.path, reader.directory)
+    with blamed(own):
+        return _read_scenario(reader, given, own)
+
+
+def _read_scenario(reader: ConfigReader, given: list[Override], own: list[Override]) -> Scenario:
+    file_overrides = _file_overrides(reader, given)
+    model_reader, model_path, file_overrides["model"] = _referenced(
+        reader, "model", "config/models/servicer_target.yaml", file_overrides["model"])
+    nodes_reader, nodes_path, file_overrides["nodes"] = _referenced(reader, "nodes", "config/nodes.yaml",
+                                                                    file_overrides["nodes"])
+    controller_reader, controller_path, file_overrides["controller"] = _referenced(
+        reader, "controller", "config/controller.yaml", file_overrides["controller"])
     if reader.has("monitor") and reader.raw("monitor") is None:     # `monitor: null`: no holonomy monitor
         monitor_data, monitor_source, monitor_path = None, None, None
     else:
-        monitor_reader, monitor_path = _referenced(reader, "monitor", "config/monitor.yaml",
-                                                   file_overrides["monitor"])
+        monitor_reader, monitor_path, file_overrides["monitor"] = _referenced(
+            reader, "monitor", "config/monitor.yaml", file_overrides["monitor"])
         monitor_data, monitor_source = monitor_reader.data, monitor_reader.source
     sim_reader = reader.sub("simulation", {})
     simulation = read_simulation_settings(sim_reader)
@@ -151,7 +189,7 @@ def read_scenario(reader: ConfigReader, overrides: dict | None = None) -> Scenar
 
     goals = reader.sub("goals", {})
     trajectory = None
-    if goals.has("trajectory"):
+    if goals.raw("trajectory", None) is not None:          # absent or null: no trajectory goal
         tr = goals.sub("trajectory")
         names = tuple(tr.string_list("joint_names"))
         points = []
@@ -161,7 +199,7 @@ def read_scenario(reader: ConfigReader, overrides: dict | None = None) -> Scenar
         trajectory = TrajectoryGoal(tr.number("publish_at", 0.0, minimum=0.0), names, tuple(points))
         tr.reject_unknown()
     attitude = None
-    if goals.has("attitude_setpoint"):
+    if goals.raw("attitude_setpoint", None) is not None:
         at = goals.sub("attitude_setpoint")
         quat = at.vector("orientation_xyzw", 4)
         if abs(np.linalg.norm(quat) - 1.0) > 1e-6:
@@ -198,14 +236,18 @@ def read_scenario(reader: ConfigReader, overrides: dict | None = None) -> Scenar
         )
         ev.reject_unknown()
 
-    model = read_model_config(model_reader)
+    with blamed(file_overrides["model"]):
+        model = read_model_config(model_reader)
     if trajectory is not None:                  # a typo in the scenario is its author's error, found at load
         unknown = [n for n in trajectory.joint_names if n not in model.arm_joints]
         if unknown:
             raise tr.error("joint_names", f"unknown arm joints {unknown} (the model's: {list(model.arm_joints)})")
-    nodes = read_nodes_config(nodes_reader)
-    controller = read_controller_config(controller_reader)
-    _check_state_rates(nodes, controller, nodes_reader)
+    with blamed(file_overrides["nodes"]):
+        nodes = read_nodes_config(nodes_reader)
+    with blamed(file_overrides["controller"]):
+        controller = read_controller_config(controller_reader)
+    with blamed(file_overrides["nodes"] + file_overrides["controller"]):
+        _check_state_rates(nodes, controller, nodes_reader)
 
     scenario = Scenario(
         name=reader.string("name"),
@@ -224,6 +266,7 @@ def read_scenario(reader: ConfigReader, overrides: dict | None = None) -> Scenar
         recording=recording,
         evaluation=evaluation,
         files={"model": model_path, "nodes": nodes_path, "controller": controller_path, "monitor": monitor_path},
+        overrides=tuple(own) + tuple(o for name in OVERRIDABLE for o in file_overrides[name]),
     )
     reader.reject_unknown()
     return scenario
@@ -253,29 +296,63 @@ def _unit(reader: ConfigReader, key: str) -> np.ndarray:
 
 
 DEFAULT_SCENARIO = "config/scenarios/servicer_pregrasp.yaml"
+SCENARIO_FOLDER = "config/scenarios"
 
 
-def load_scenario(path: str | Path = DEFAULT_SCENARIO, overrides: dict | None = None) -> Scenario:
-    """Read and validate a scenario (relative paths are looked up in the package share)."""
-    return read_scenario(load_yaml_file(resolve(path)), overrides)
+def shipped_scenarios() -> list[str]:
+    """Names of the scenarios in the package share (what `space-robot-sim NAME` accepts besides paths)."""
+    folder = resolve(SCENARIO_FOLDER)
+    return sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
 
 
-def parse_overrides(items) -> dict:
-    """['controller.controller.modes=[joint_tracking]'] -> {'controller': {'controller.modes': [...]}}.
+def find_scenario(scenario: str | Path) -> Path:
+    """A scenario file from what a user gives: a path (absolute, or relative to the working directory), a path
+    relative to the package share, or the name of a shipped scenario ('servicer_pregrasp'). ConfigError
+    saying where it looked otherwise."""
+    text = str(scenario)
+    path = Path(text)
+    if path.is_file():
+        return path.resolve()
+    if not path.is_absolute():
+        for candidate in (resolve(text), resolve(f"{SCENARIO_FOLDER}/{text}"),
+                          resolve(f"{SCENARIO_FOLDER}/{text}.yaml")):
+            if candidate.is_file():
+                return candidate
+    raise ConfigError("scenario", f"{text!r}: no such file (looked in the working directory {Path.cwd()} and "
+                      f"in {resolve(SCENARIO_FOLDER)}; shipped scenarios: {', '.join(shipped_scenarios())})")
 
-    FILE.KEY=VALUE with FILE one of OVERRIDABLE, KEY a dotted path in that file, VALUE YAML (the syntax of
-    `space-robot-sim --set` and of the ROS parameter `overrides`).
+
+def load_scenario(scenario: str | Path = DEFAULT_SCENARIO, overrides=None) -> Scenario:
+    """Read and validate a scenario given as find_scenario accepts it (a path or a shipped name).
+    overrides: parse_overrides(["simulation.dt=0.0005", "model.gravity=[0, 0, -9.81]"]) (see read_scenario)."""
+    return read_scenario(load_yaml_file(find_scenario(scenario)), overrides)
+
+
+def parse_overrides(items, origin: str = "--set") -> list[Override]:
+    """Overrides from KEY=VALUE strings (the syntax of `space-robot-sim --set` and of the ROS parameter
+    `overrides`); VALUE is YAML. A KEY starting with `model.`, `nodes.`, `controller.` or `monitor.` sets an
+    entry of that file (controller.controller.modes=[joint_tracking]); any other KEY sets an entry of the
+    scenario itself (simulation.dt=0.0005, duration=3, model=my_model.yaml, initial_state.target.
+    angular_velocity=[0, 0, 0.05]). Keys are dotted paths; list entries by index or by `name`
+    (model.subtrees.servicer.xacro_args.wheel_layout=pyramid). `origin` names the source in error messages.
     """
     import yaml
 
-    out: dict[str, dict] = {}
+    out = []
     for item in items:
-        key, sep, value = str(item).partition("=")
-        target, dot, dotted = key.partition(".")
-        if not sep or not dot or target not in OVERRIDABLE or not dotted:
-            raise ConfigError("overrides", f"{item!r} is not FILE.KEY=VALUE with FILE one of {list(OVERRIDABLE)}")
+        text = str(item)
+        key, sep, value = text.partition("=")
+        key = key.strip()
+        if not sep or not key or any(not part for part in key.split(".")):
+            raise ConfigError("overrides", f"{text!r} is not KEY=VALUE (e.g. simulation.dt=0.0005 or "
+                              f"FILE.KEY=VALUE with FILE one of {list(OVERRIDABLE)})")
         try:
-            out.setdefault(target, {})[dotted] = yaml.safe_load(value)
+            parsed = parse_yaml(value)
         except yaml.YAMLError as exc:
-            raise ConfigError("overrides", f"{item!r}: the value is not YAML: {exc}") from exc
+            raise ConfigError("overrides", f"{text!r}: the value is not YAML: {exc}") from exc
+        target, dot, dotted = key.partition(".")
+        if target in OVERRIDABLE and dot:
+            out.append(Override(target, dotted, parsed, f"{origin} {text}"))
+        else:
+            out.append(Override(SCENARIO, key, parsed, f"{origin} {text}"))
     return out

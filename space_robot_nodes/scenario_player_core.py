@@ -30,7 +30,7 @@ class ScenarioPlayerCore(NodeCore):
         if attitude is not None:
             self.add_publication(topics.attitude_setpoint, cv.QUATERNION_STAMPED)
         if trajectory is not None or attitude is not None:
-            self.add_timer("goals", period, self.play, COMMAND)
+            self.add_timer("goals", period, self.play, COMMAND, ("scenario", "simulation.dt"))
 
     def play(self, now: float) -> None:
         if now < self._next_at:              # nothing due: the common case, every tick

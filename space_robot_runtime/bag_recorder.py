@@ -84,6 +84,12 @@ class BagRecorder:
             self._routes[key] = None if info is None else _Stream(self, topic, info)
         return self._routes[key]
 
+    def take_next_message_of_every_stream(self) -> None:
+        """The next message of every stream is recorded whatever the decimation (the run's final instant)."""
+        for stream in self._routes.values():
+            if stream is not None:
+                stream.due_ns = 0
+
     def set_custom_data(self, key: str, value: str) -> None:
         if self.writer is not None:
             self.writer.set_custom_data(key, value)

@@ -1,81 +1,166 @@
 """Command-line entry points of the standalone runtime.
 
-    space-robot-sim [SCENARIO] [--duration S] [--out DIR] [--set FILE.KEY=VALUE ...] [--overwrite]
+    space-robot-sim [SCENARIO] [--duration S] [--out DIR] [--set KEY=VALUE ...] [--overwrite]
                     [--progress|--no-progress] [--no-plots]
     space-robot-plot BAG [--out DIR]
 
-SCENARIO is a path, or the name of a file in config/scenarios/ (default: servicer_pregrasp). --set overrides
-one entry of a file the scenario names, e.g. --set controller.controller.modes=[joint_tracking] (the value
-is YAML). Exit status: 0 done (and the scenario's requirements met), 1 requirements not met, 2 bad input.
+SCENARIO is a path, or the name of a shipped scenario (default: servicer_pregrasp).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
+import traceback
 from pathlib import Path
 
+from space_robot_dynamics.config_reader import parse_yaml
 from space_robot_dynamics.errors import SpaceRobotError
-from space_robot_dynamics.package_share import resolve
-from space_robot_nodes.scenario import DEFAULT_SCENARIO, load_scenario, parse_overrides
+from space_robot_nodes.scenario import find_scenario, load_scenario, parse_overrides, shipped_scenarios
 
-EXIT_OK, EXIT_REQUIREMENTS, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_REQUIREMENTS, EXIT_BAD_INPUT, EXIT_RUN_FAILED, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+EXIT_STATUS_HELP = """exit status:
+  0    the run completed and no requirement of the scenario was found unmet
+  1    the run completed and a requirement was not met (summary.json and the last lines say which)
+  2    bad input (scenario, --set, --duration, --out...): one line names it and the fix; nothing was run
+  3    the simulation diverged: outputs up to the last finite state are written (summary "complete": false)
+  4    internal error (a bug; please report it with the traceback): what was recorded is written
+  130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: the bag, summary ("complete": false) and plots of
+       the run so far are written"""
 
 
 def scenario_path(text: str) -> Path:
-    """A scenario given as a path (absolute, or relative to the working directory) or a name in the share."""
-    path = Path(text)
-    if path.is_file():
-        return path.resolve()
-    for candidate in (resolve(text), resolve(f"config/scenarios/{text}"), resolve(f"config/scenarios/{text}.yaml")):
-        if candidate.is_file():
-            return candidate
-    raise SpaceRobotError(f"scenario {text!r}: no such file (looked in the working directory and in "
-                          f"{resolve('config/scenarios')})")
+    """A scenario given as a path or a shipped name (space_robot_nodes.scenario.find_scenario)."""
+    return find_scenario(text)
 
 
-def sim_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="space-robot-sim", description=__doc__.split("\n\n")[0])
-    parser.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO, help="scenario file or name")
-    parser.add_argument("--duration", type=float, help="simulated seconds (default: the scenario's)")
-    parser.add_argument("--out", type=Path, help="output directory (default: out/<scenario name>)")
-    parser.add_argument("--set", action="append", default=[], metavar="FILE.KEY=VALUE",
-                        help="override an entry of the model/nodes/controller/monitor file")
+def _duration(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
+    return value
+
+
+def _scenario_list() -> str:
+    lines = []
+    for name in shipped_scenarios():
+        try:
+            description = parse_yaml(find_scenario(name).read_text()).get("description", "")
+        except Exception:  # noqa: BLE001 - a help text must not fail on one unreadable file
+            description = ""
+        lines.append(f"  {name:<22} {description}")
+    return "shipped scenarios (give the name, or a path to your own file):\n" + "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="space-robot-sim", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run a scenario in the standalone runtime (lockstep simulated time, no ROS 2 needed) and "
+                    "write a rosbag2 (MCAP), summary.json and plots into an output directory that the run owns.",
+        epilog=f"{_scenario_list()}\n\n{EXIT_STATUS_HELP}")
+    parser.add_argument("scenario", nargs="?", default="servicer_pregrasp", help="scenario name or YAML file")
+    parser.add_argument("--duration", type=_duration, help="simulated seconds (default: the scenario's)")
+    parser.add_argument("--out", type=Path, help="output directory (default: out/<scenario name>); a directory "
+                        "holding anything but an earlier run of this tool is refused")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override an entry (VALUE is YAML): FILE.KEY for the files the scenario names "
+                             "(model., nodes., controller., monitor.), any other KEY for the scenario itself, "
+                             "e.g. --set simulation.dt=0.0005 --set controller.controller.modes=[joint_tracking] "
+                             "--set model.subtrees.servicer.xacro_args.wheel_layout=pyramid")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--overwrite", action="store_true",
-                        help="replace a bag that space-robot-sim wrote earlier in --out")
+                        help="replace the outputs of an earlier space-robot-sim run in --out")
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument("--progress", dest="progress", action="store_true", default=None,
                           help="progress bar on stderr even when it is not a terminal")
     progress.add_argument("--no-progress", dest="progress", action="store_false")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def sim_main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from space_robot_runtime.interruption import Interruption
+
+    with Interruption() as interruption:
+        try:
+            return _simulate(args, interruption)
+        except Exception as exc:  # noqa: BLE001 - the last resort: a bug, said as one, with its own exit status
+            traceback.print_exc()
+            _say(f"internal error (a bug; please report it with the traceback above): {type(exc).__name__}: {exc}")
+            return EXIT_INTERNAL
+
+
+def _say(text: str) -> None:
+    print(f"space-robot-sim: {text}", file=sys.stderr, flush=True)
+
+
+def _simulate(args, interruption) -> int:
+    from space_robot_runtime.output_directory import OutputDirectory
     from space_robot_runtime.simulation_run import SimulationRun
 
     try:
-        scenario = load_scenario(scenario_path(args.scenario), parse_overrides(args.set))
-        out = args.out or Path("out") / scenario.name
+        scenario = load_scenario(args.scenario, parse_overrides(args.set))
         run = SimulationRun(scenario)
-        result = run.run(duration=args.duration, out_dir=out, plots=not args.no_plots, progress=args.progress,
-                         overwrite=args.overwrite)
-    except (SpaceRobotError, FileExistsError) as exc:
-        print(f"space-robot-sim: error: {exc}", file=sys.stderr)
+        duration = scenario.duration if args.duration is None else args.duration
+        run.ticks_for(duration)
+        output = OutputDirectory(args.out or Path("out") / scenario.name, args.overwrite)
+    except SpaceRobotError as exc:
+        _say(f"error: {exc}")
         return EXIT_BAD_INPUT
+    if interruption.requested:
+        output.discard()
+        _say(f"interrupted by {interruption.name} before the run started; nothing written")
+        return interruption.exit_status
+    result = run.run(duration=duration, plots=not args.no_plots, progress=args.progress, stop=interruption,
+                     output=output)
+    _report(result)
+    status = result.status
+    if status.internal_error:
+        print(status.traceback, file=sys.stderr)
+        _say(f"internal error (a bug; please report it with the traceback above): {status.internal_error}; "
+             f"what was recorded is in {result.out}")
+        return EXIT_INTERNAL
+    if status.stopped_by in ("SIGINT", "SIGTERM"):
+        _say(f"interrupted by {status.stopped_by} at t = {status.simulated_time:.3f} s of "
+             f"{status.requested_duration:.3f} s; bag, summary (complete: false) and plots of the run so far "
+             f"in {result.out}")
+        return interruption.exit_status
+    if status.stopped_by == "diverged":
+        _say(f"{status.reason.rstrip('.')}; outputs up to t = {status.simulated_time:.6f} s in {result.out}")
+        return EXIT_RUN_FAILED
+    return EXIT_REQUIREMENTS if result.summary.get("requirements_met") is False else EXIT_OK
+
+
+def _figure(value, unit: str, digits: str = ".3g") -> str:
+    return "n/a" if value is None else f"{value:{digits}} {unit}"
+
+
+def _report(result) -> None:
     s = result.summary
-    print(f"scenario {s['scenario']}: {s['duration_s']:.3f} s simulated in {s['wall_time_s']:.2f} s "
-          f"({s['real_time_factor']:.2f}x real time)")
-    attitude = "n/a" if s["max_attitude_error_rad"] is None else f"{s['max_attitude_error_rad']:.3g} rad"
-    print(f"  final goal error {s['final_goal_error_rad']:.3g} rad, max bus attitude error {attitude}, "
-          f"momentum drift {s['momentum_drift']['max_angular_kg_m2_s']:.3g} N m s")
+    rtf = s.get("real_time_factor")
+    print(f"scenario {s['scenario']}: {s['simulated_time_s']:.3f} s simulated in {s['wall_time_s']:.2f} s"
+          + (f" ({rtf:.2f}x real time)" if rtf is not None else "")
+          + ("" if s["complete"] else f" - INCOMPLETE: {s['incomplete_reason']}"))
+    drift = s.get("momentum_drift")
+    print(f"  final goal error {_figure(s.get('final_goal_error_rad'), 'rad')}, max bus attitude error "
+          f"{_figure(s.get('max_attitude_error_rad'), 'rad')}, momentum drift "
+          f"{_figure(drift['max_angular_kg_m2_s'] if drift else None, 'N m s')}")
     if "pregrasp" in s:
         print(f"  pre-grasp distance {s['pregrasp']['distance_m']:.4g} m, angle {s['pregrasp']['angle_rad']:.3g} rad")
-    print(f"  bag {result.bag}\n  summary {out / 'summary.json'}")
+    print(f"  bag {result.bag}\n  summary {result.out / 'summary.json'}")
     for path in result.plots:
         print(f"  plot {path}")
-    if s.get("requirements_met") is False:
-        failed = [name for name, c in s["requirements"].items() if not c["met"]]
-        print(f"  requirements NOT met: {failed}")
-        return EXIT_REQUIREMENTS
-    return EXIT_OK
+    for name, check in s.get("requirements", {}).items():
+        if check["met"] is False:
+            print(f"  requirement {name} NOT met: {check['value']:.4g} > limit {check['limit']:.4g} "
+                  f"({check['applies']})")
+        elif check["met"] is None:
+            print(f"  requirement {name} not evaluated: {check['not_evaluated_because']}")
 
 
 def plot_main(argv: list[str] | None = None) -> int:
@@ -96,7 +181,8 @@ def plot_main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     out = args.out or args.bag.resolve().parent
     paths = plot_run(trace, out, info.get("scenario", args.bag.name), attitude_limit=info.get("attitude_limit"),
-                     wheel_max_speed=info.get("wheel_max_speed"))
+                     wheel_max_speed=info.get("wheel_max_speed"),
+                     momentum_conserved=info.get("momentum_conserved", True))
     t, angle = trace.attitude_error()
     print(json.dumps({"samples": len(t), "max_attitude_error_rad": float(angle.max()) if len(angle) else None}))
     for path in paths:

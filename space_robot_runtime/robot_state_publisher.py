@@ -63,7 +63,7 @@ class RobotStatePublisherCore(NodeCore):
         self.add_publication(tf_static, cv.TF_MESSAGE, transient_local=True)
         self.add_publication(tf, cv.TF_MESSAGE)
         self.add_subscription(joint_states, cv.JOINT_STATE, self._on_joint_state)
-        self.add_timer("tf", 1.0 / rate, self.publish_tf, SENSE)
+        self.add_timer("tf", 1.0 / rate, self.publish_tf, SENSE, ("nodes", "dynamics.rates.tf"))
 
     def _on_joint_state(self, msg) -> None:
         self._latest = msg

@@ -16,7 +16,6 @@ from .run_trace import RunTrace
 PLOT_NAMES = ("base_attitude.png", "joint_angles.png", "wheel_speeds.png", "momentum_drift.png")
 _SIZE = (8.0, 4.5)   # inches
 _DPI = 100
-_LOG_FLOOR = 1e-18   # smallest value drawn on log axes (exact zeros at t = 0)
 _SHOW_LIMIT_FRACTION = 0.25   # draw the wheel speed limit when the peak speed exceeds this fraction of it
 
 
@@ -33,67 +32,99 @@ def _save(figure: Figure, path: Path) -> Path:
     return path
 
 
+def _drift_axis(ax, t: np.ndarray, drift: np.ndarray, label: str) -> None:
+    """|X - X(0)| on a log axis. Exact zeros (always at t = 0, everywhere for a drift below round-off) have
+    no place on a log axis: they are left out and the axis says how many there were."""
+    positive = drift > 0
+    if positive.any():
+        ax.semilogy(t[positive], drift[positive])
+    else:
+        ax.set_yscale("log")
+        ax.set_ylim(1e-18, 1e-15)
+    zeros = int(np.count_nonzero(~positive))
+    if zeros:
+        text = "exactly 0 at every sample" if not positive.any() else \
+            f"exactly 0 at {zeros} of {len(drift)} samples (not drawn on the log axis)"
+        ax.text(0.01, 0.95, text, transform=ax.transAxes, va="top", fontsize="small")
+    ax.set_ylabel(label)
+    ax.grid(True)
+
+
 def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_limit: float | None = None,
-             wheel_max_speed: float | None = None) -> list[Path]:
-    """Write the four PNGs into out_dir; returns their paths. Limits (rad, rad/s) are drawn when given."""
+             wheel_max_speed: float | None = None, momentum_conserved: bool = True) -> list[Path]:
+    """Write the plots that apply to the run into out_dir; returns their paths. Limits (rad, rad/s) are
+    drawn when given. Not drawn: the bus attitude without a floating bus, the wheels without wheels, the
+    momentum drift when momentum is not conserved (momentum_conserved False: a fixed base, gravity)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
 
-    figure, (ax,) = _figure()
     t, angle = trace.attitude_error()
-    # log scale: a held attitude sits orders of magnitude below its requirement
-    ax.semilogy(t, np.maximum(np.degrees(angle), _LOG_FLOOR), label="bus attitude error")
-    if attitude_limit is not None:
-        ax.axhline(np.degrees(attitude_limit), color="r", linestyle="--", label="requirement")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("angle from setpoint (deg)")
-    ax.set_title(f"{title}: bus attitude (base_link vs setpoint, world frame)")
-    ax.legend(loc="best")
-    ax.grid(True)
-    paths.append(_save(figure, out / PLOT_NAMES[0]))
-
-    figure, (ax,) = _figure()
-    t, q = trace.arm_positions.arrays()
-    for i, name in enumerate(trace.arm_joints):
-        line = ax.plot(t, q[:, i] if len(t) else [], label=name)[0]
-        if trace.goal_positions is not None and len(t):
-            ax.axhline(trace.goal_positions[i], color=line.get_color(), linestyle=":", linewidth=0.8)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("joint angle (rad)")
-    ax.set_title(f"{title}: arm joints (dotted: goal)")
-    ax.legend(loc="best", fontsize="small", ncol=2)
-    ax.grid(True)
-    paths.append(_save(figure, out / PLOT_NAMES[1]))
-
-    figure, (ax,) = _figure()
-    t, w = trace.wheel_speeds.arrays()
-    for i, name in enumerate(trace.wheel_joints):
-        ax.plot(t, w[:, i] if len(t) else [], label=name)
-    limit_note = ""
-    if wheel_max_speed is not None and np.isfinite(wheel_max_speed):
-        peak = float(np.max(np.abs(w))) if w.size else 0.0
-        if peak > _SHOW_LIMIT_FRACTION * wheel_max_speed:       # else the limit lines would flatten the curves
-            for sign in (1, -1):
-                ax.axhline(sign * wheel_max_speed, color="r", linestyle="--", linewidth=0.8)
-        limit_note = f" (limit +-{wheel_max_speed:.0f} rad/s)"
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("wheel speed relative to the bus (rad/s)")
-    ax.set_title(f"{title}: reaction wheels{limit_note}")
-    if trace.wheel_joints:
-        ax.legend(loc="best")
-    ax.grid(True)
-    paths.append(_save(figure, out / PLOT_NAMES[2]))
-
-    figure, (ax_p, ax_l) = _figure(2)
-    t, dp, dl = trace.momentum_drift()
-    ax_p.semilogy(t, np.maximum(dp, _LOG_FLOOR))
-    ax_p.set_ylabel("|p - p(0)| (kg m/s)")
-    ax_p.set_title(f"{title}: total momentum drift (world frame, L about the system CoM)")
-    ax_l.semilogy(t, np.maximum(dl, _LOG_FLOOR))
-    ax_l.set_ylabel("|L - L(0)| (kg m^2/s)")
-    ax_l.set_xlabel("time (s)")
-    for ax in (ax_p, ax_l):
+    if len(t):
+        figure, (ax,) = _figure()
+        # log scale: a held attitude sits orders of magnitude below its requirement
+        degrees = np.degrees(angle)
+        positive = degrees > 0
+        ax.semilogy(t[positive], degrees[positive], label="bus attitude error")
+        if attitude_limit is not None:
+            ax.axhline(np.degrees(attitude_limit), color="r", linestyle="--",
+                       label=f"requirement ({_number(np.degrees(attitude_limit))} deg)")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("angle from setpoint (deg)")
+        ax.set_title(f"{title}: bus attitude (base_link vs setpoint, world frame)")
+        ax.legend(loc="lower right")
         ax.grid(True)
-    paths.append(_save(figure, out / PLOT_NAMES[3]))
+        paths.append(_save(figure, out / PLOT_NAMES[0]))
+
+    if trace.arm_joints:
+        figure, (ax,) = _figure()
+        t, q = trace.arm_positions.arrays()
+        for i, name in enumerate(trace.arm_joints):
+            line = ax.plot(t, q[:, i] if len(t) else [], label=name)[0]
+            if trace.goal_positions is not None and len(t):
+                ax.axhline(trace.goal_positions[i], color=line.get_color(), linestyle=":", linewidth=0.8)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("joint angle (rad)")
+        ax.set_title(f"{title}: arm joints (dotted: goal)")
+        # outside the axes: inside, a legend of 7 joints always covers a curve
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0.0)
+        ax.grid(True)
+        paths.append(_save(figure, out / PLOT_NAMES[1]))
+
+    if trace.wheel_joints:
+        figure, (ax,) = _figure()
+        t, w = trace.wheel_speeds.arrays()
+        for i, name in enumerate(trace.wheel_joints):
+            ax.plot(t, w[:, i] if len(t) else [], label=name)
+        limit_note = ""
+        if wheel_max_speed is not None and np.isfinite(wheel_max_speed):
+            peak = float(np.max(np.abs(w))) if w.size else 0.0
+            if peak > _SHOW_LIMIT_FRACTION * wheel_max_speed:       # else the limit lines would flatten the curves
+                for sign in (1, -1):
+                    ax.axhline(sign * wheel_max_speed, color="r", linestyle="--", linewidth=0.8,
+                               label="speed limit" if sign > 0 else None)
+                limit_note = f" (limit +-{_number(wheel_max_speed)} rad/s, dashed)"
+            else:
+                limit_note = f" (peak {_number(peak / wheel_max_speed * 100)} % of the +-{_number(wheel_max_speed)} " \
+                             "rad/s limit)"
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("wheel speed relative to the bus (rad/s)")
+        ax.set_title(f"{title}: reaction wheels{limit_note}")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0.0)
+        ax.grid(True)
+        paths.append(_save(figure, out / PLOT_NAMES[2]))
+
+    t, dp, dl = trace.momentum_drift()
+    if momentum_conserved and len(t):
+        figure, (ax_p, ax_l) = _figure(2)
+        _drift_axis(ax_p, t, dp, "|p - p(0)| (kg m/s)")
+        ax_p.set_title(f"{title}: total momentum drift (world frame, L about the system CoM)")
+        _drift_axis(ax_l, t, dl, "|L - L(0)| (kg m^2/s)")
+        ax_l.set_xlabel("time (s)")
+        paths.append(_save(figure, out / PLOT_NAMES[3]))
     return paths
+
+
+def _number(value: float) -> str:
+    """A figure for a title or a label: 4 significant digits, never hundreds of them (1e+300 stays short)."""
+    return f"{value:.4g}"

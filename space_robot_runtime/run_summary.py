@@ -9,8 +9,21 @@ never from the controller's own claims:
 - wheel momentum: spin-axis angular momentum each wheel stores relative to the bus, I_s * Omega (N m s);
 - pre-grasp: distance (m) from the end effector to the point `standoff` out of the grapple frame and the
   angle (rad) between the approach axis and the fixture's inward axis, from Pinocchio frame placements.
+
+A figure that does not apply to the model is null (with a line in `notes` saying why), never NaN: the
+bus attitude of a fixed-base arm, the momentum drift of a system that exchanges momentum with the world (a
+fixed base, a bearing, gravity), wheel figures without wheels. The file is strict JSON (`to_json`).
+
+Requirements: each says whether it was met (true/false) or could not be evaluated (null, with the reason):
+the `final_*` ones describe the end of the motion, so they are evaluated only when the run reached the end
+of the scenario's trajectory goal and was not interrupted; `max_attitude_error` holds over whatever ran.
+`requirements_met` is false when one was not met, null when none failed but some could not be evaluated.
 """
 from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
@@ -20,6 +33,51 @@ from space_robot_nodes.conversions import LEVEL_NAMES
 from space_robot_nodes.scenario import Scenario
 
 from .run_trace import RunTrace
+
+
+@dataclass
+class RunStatus:
+    """How a run ended: complete, or stopped early (why, by what) at `simulated_time` s."""
+
+    requested_duration: float
+    complete: bool = True
+    reason: str = ""              # why the run is incomplete
+    stopped_by: str = ""          # SIGINT, SIGTERM, diverged, internal_error
+    simulated_time: float = 0.0   # s reached
+    wall_time: float = 0.0        # s spent in the loop
+    internal_error: str = ""      # a bug met during the run or while writing its outputs
+    traceback: str = ""
+
+    def stop(self, reason: str, stopped_by: str) -> None:
+        self.complete, self.reason, self.stopped_by = False, reason, stopped_by
+
+    def fail(self, what: str, exc: BaseException) -> None:
+        """Record an internal error (the first one) with its traceback."""
+        import traceback
+
+        if not self.internal_error:
+            self.internal_error = f"{what}: {type(exc).__name__}: {exc}"
+            self.traceback = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+    def to_dict(self) -> dict:
+        return {"complete": self.complete, "incomplete_reason": self.reason or None,
+                "stopped_by": self.stopped_by or None, "simulated_time_s": self.simulated_time,
+                "requested_duration_s": self.requested_duration, "internal_error": self.internal_error or None}
+
+
+def to_json(summary: dict) -> str:
+    """Strict JSON text (RFC 8259: no NaN or Infinity): a non-finite number left anywhere becomes null."""
+    return json.dumps(_finite_or_null(summary), indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def _finite_or_null(value):
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite_or_null(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_null(item) for item in value]
+    return value
 
 
 def wheel_spin_inertia(system: SystemModel) -> np.ndarray:
@@ -36,6 +94,14 @@ def wheel_spin_inertia(system: SystemModel) -> np.ndarray:
         momentum = model.inertias[joint] * body_velocity
         out.append(float(np.dot(momentum.angular, body_velocity.angular)))
     return np.array(out)
+
+
+def momentum_conserved(system: SystemModel) -> bool:
+    """Whether total linear and angular momentum are constants of the motion: every subtree floats freely
+    (free-flyer base) and there is no gravity; the actuators (joint torques, wheels) are internal. A fixed
+    base, an air-bearing pivot or gravity exchange momentum with the outside world."""
+    free = all(s.config.base_joint == "free_flyer" for s in system.subtrees)
+    return free and not np.any(np.asarray(system.config.gravity, float))
 
 
 def pregrasp_errors(system: SystemModel, q: np.ndarray, scenario: Scenario) -> dict:
@@ -62,7 +128,13 @@ def scenario_goal(scenario: Scenario, arm: list[str]) -> np.ndarray | None:
 
 
 def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final: np.ndarray, v_final: np.ndarray,
-              q_initial: np.ndarray) -> dict:
+              q_initial: np.ndarray, status: RunStatus | None = None, goal_end_time: float | None = None) -> dict:
+    """The summary of a run (see the module docstring); `goal_end_time` (s): when the trajectory goal's
+    motion ends, for the applicability of the final requirements."""
+    status = status or RunStatus(requested_duration=float(trace.arm_positions.t[-1]) if len(trace.arm_positions)
+                                 else 0.0, simulated_time=float(trace.arm_positions.t[-1])
+                                 if len(trace.arm_positions) else 0.0)
+    notes = []
     arm = list(system.arm_joints)
     q_arm = np.array([system.joint_angle(q_final, n) for n in arm])
     goal = scenario_goal(scenario, arm)       # the scenario's goal, even if the run ended before it was sent
@@ -71,41 +143,73 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
             np.array([system.joint_angle(q_initial, n) for n in arm])
     goal_error = q_arm - goal
     t_att, attitude = trace.attitude_error()
+    if not len(attitude):
+        notes.append("bus attitude: none (no floating bus with odometry in this model)")
+    conserved = momentum_conserved(system)
     _t, dp, dl = trace.momentum_drift()
+    if not conserved:
+        notes.append("momentum drift: none (momentum is exchanged with the outside world: a fixed or pivoting "
+                     "base, or gravity)")
     spin = wheel_spin_inertia(system)
     speeds = v_final[system.wheel_v] if len(system.wheel_v) else np.zeros(0)
     _tw, wheel_history = trace.wheel_speeds.arrays()
-    max_speed_fraction = float(np.max(np.abs(wheel_history) / system.wheel_max_speed)) \
-        if len(wheel_history) and np.all(np.isfinite(system.wheel_max_speed)) else float("nan")
+    limits = system.wheel_max_speed
+    max_speed_fraction = float(np.max(np.abs(wheel_history) / limits)) \
+        if len(wheel_history) and len(limits) and np.all(np.isfinite(limits)) else None
+    if not len(system.wheel_joints):
+        notes.append("wheels: none in this model")
 
     summary = {
         "scenario": scenario.name,
-        "duration_s": float(trace.arm_positions.t[-1]) if len(trace.arm_positions) else 0.0,
-        "final_goal_error_rad": float(np.max(np.abs(goal_error))) if len(arm) else 0.0,
+        **status.to_dict(),
+        "duration_s": float(trace.arm_positions.t[-1]) if len(trace.arm_positions) else status.simulated_time,
+        "final_goal_error_rad": float(np.max(np.abs(goal_error))) if len(arm) else None,
         "final_goal_error_per_joint_rad": dict(zip(arm, goal_error.tolist())),
-        # None: no floating bus in this model (e.g. the bench Sawyer)
         "max_attitude_error_rad": float(np.max(attitude)) if len(attitude) else None,
         "final_attitude_error_rad": float(attitude[-1]) if len(attitude) else None,
         "max_attitude_error_deg": float(np.degrees(np.max(attitude))) if len(attitude) else None,
         "momentum_drift": {"max_linear_kg_m_s": float(np.max(dp)) if len(dp) else 0.0,
-                           "max_angular_kg_m2_s": float(np.max(dl)) if len(dl) else 0.0},
+                           "max_angular_kg_m2_s": float(np.max(dl)) if len(dl) else 0.0} if conserved else None,
         "wheel_momentum_Nms": dict(zip(system.wheel_joints, (spin * speeds).tolist())),
         "wheel_speed_rad_s": dict(zip(system.wheel_joints, speeds.tolist())),
         "max_wheel_speed_fraction": max_speed_fraction,
         "diagnostics": {name: {LEVEL_NAMES.get(level, str(level)): count for level, count in sorted(counts.items())}
                         for name, counts in sorted(trace.diagnostic_counts.items())},
+        "overrides": [o.origin for o in scenario.overrides],
+        "notes": notes,
     }
     if scenario.evaluation is not None:
         summary["pregrasp"] = pregrasp_errors(system, q_final, scenario)
         req = scenario.evaluation.requirements
         if req is not None:
-            checks = {
-                "final_tracking_error": (summary["final_goal_error_rad"], req.final_tracking_error),
-                "max_attitude_error": (summary["max_attitude_error_rad"], req.max_attitude_error),
-                "final_pregrasp_distance": (summary["pregrasp"]["distance_m"], req.final_pregrasp_distance),
-                "final_pregrasp_angle": (summary["pregrasp"]["angle_rad"], req.final_pregrasp_angle),
-            }
-            summary["requirements"] = {name: {"value": value, "limit": limit, "met": bool(value <= limit)}
-                                       for name, (value, limit) in checks.items()}
-            summary["requirements_met"] = all(c["met"] for c in summary["requirements"].values())
+            summary["requirements"] = _requirements(summary, req, status, goal_end_time)
+            verdicts = [c["met"] for c in summary["requirements"].values()]
+            summary["requirements_met"] = False if False in verdicts else None if None in verdicts else True
     return summary
+
+
+def _requirements(summary: dict, req, status: RunStatus, goal_end_time: float | None) -> dict:
+    """name -> {value, limit, met (true/false/null), applies, not_evaluated_because}."""
+    final_reached = None
+    if not status.complete:
+        final_reached = f"the run is incomplete ({status.stopped_by}) at {status.simulated_time:.3f} s"
+    elif goal_end_time is not None and status.simulated_time < goal_end_time - 1e-9:
+        final_reached = (f"the run ended at {status.simulated_time:.3f} s, before the trajectory goal's motion "
+                         f"ends ({goal_end_time:.3f} s); run at least that long")
+    attitude = summary["max_attitude_error_rad"]
+    checks = {
+        "final_tracking_error": (summary["final_goal_error_rad"], req.final_tracking_error, "end of the motion",
+                                 final_reached),
+        "max_attitude_error": (attitude, req.max_attitude_error, "whole run",
+                               None if attitude is not None else "no floating bus in this model"),
+        "final_pregrasp_distance": (summary["pregrasp"]["distance_m"], req.final_pregrasp_distance,
+                                    "end of the motion", final_reached),
+        "final_pregrasp_angle": (summary["pregrasp"]["angle_rad"], req.final_pregrasp_angle, "end of the motion",
+                                 final_reached),
+    }
+    out = {}
+    for name, (value, limit, applies, blocked) in checks.items():
+        met = None if blocked is not None or value is None else bool(value <= limit)
+        out[name] = {"value": value, "limit": limit, "met": met, "applies": applies,
+                     "not_evaluated_because": blocked}
+    return out

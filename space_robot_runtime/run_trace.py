@@ -17,6 +17,7 @@ from space_robot_nodes import conversions as cv
 
 ROLES_KEY = "space_robot.topic_roles"
 INFO_KEY = "space_robot.run_info"
+STATUS_KEY = "space_robot.run_status"     # complete or not, why, the simulated time reached
 
 
 @dataclass(frozen=True)

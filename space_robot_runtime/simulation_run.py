@@ -2,13 +2,19 @@
 
 Nodes (in graph order): dynamics, robot_state_publisher (URDF, tf_static, joint tf), scenario_player
 (goals), controller, holonomy monitor (unless the scenario says `monitor: null`). Physics steps at
-simulation.dt; every other rate comes from
-config/nodes.yaml and config/controller.yaml and must be a whole number of physics steps.
+simulation.dt; every other rate comes from config/nodes.yaml and config/controller.yaml and must be a whole
+number of physics steps.
+
+Everything that can be checked before running is checked when a SimulationRun is built, before any output
+exists: the model, every timer's period against dt, the scenario's trajectory goal (by the controller's own
+validation, from the initial state), the initial state against the joint limits. `run()` then owns its
+output directory (output_directory.py) and ends cleanly on SIGINT/SIGTERM (interruption.py), on a
+diverging simulation and on an internal error: the bag is closed and readable up to the last instant
+reached, summary.json says whether the run is complete and why not, the plots show what was run.
 """
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,9 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from space_robot_control.servicer_controller import ServicerController
-from space_robot_dynamics.errors import ConfigError
+from space_robot_dynamics.errors import CommandError, ConfigError, SimulationDivergedError
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.simulation.simulator import Simulator
+from space_robot_nodes import conversions as cv
 from space_robot_nodes.controller_core import ControllerCore
 from space_robot_nodes.dynamics_core import DynamicsCore
 from space_robot_nodes.lockstep_graph import Graph
@@ -28,16 +35,27 @@ from space_robot_nodes.scenario import Scenario
 from space_robot_nodes.scenario_player_core import ScenarioPlayerCore
 
 from .bag_recorder import BagRecorder
+from .interruption import Interruption
+from .output_directory import OutputDirectory
 from .progress_bar import ProgressBar
 from .robot_state_publisher import RobotStatePublisherCore
-from .run_plots import plot_run
-from .run_summary import summarize
-from .run_trace import INFO_KEY, ROLES_KEY, RunTrace, TopicRoles, bag_custom_data
+from .run_summary import RunStatus, momentum_conserved, summarize, to_json
+from .run_trace import INFO_KEY, ROLES_KEY, STATUS_KEY, RunTrace, TopicRoles
 
 BAG_DIRECTORY = "bag"
 SUMMARY_FILE = "summary.json"
 TF_STATIC = "tf_static"
 _PROGRESS_UPDATES = 200      # bar refreshes per run
+_CHECK_PERIOD = 0.05         # s of simulated time between looks at an interruption request
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Raised by `SimulationRun.run()` (when it handles the signals itself) after a SIGINT, once the outputs
+    of the run so far are written; `result` is the run's result."""
+
+    def __init__(self, result: RunResult):
+        super().__init__(f"run interrupted at t = {result.status.simulated_time:.3f} s; outputs kept")
+        self.result = result
 
 
 @dataclass
@@ -46,10 +64,16 @@ class RunResult:
     trace: RunTrace
     bag: Path | None
     plots: list = field(default_factory=list)
+    status: RunStatus | None = None
+    out: Path | None = None            # the output directory (None: a run without outputs)
+
+    @property
+    def complete(self) -> bool:
+        return self.status is None or self.status.complete
 
 
 class SimulationRun:
-    """Builds the graph of a scenario; `run()` advances it and writes the outputs."""
+    """Builds the graph of a scenario and checks it; `run()` advances it and writes the outputs."""
 
     def __init__(self, scenario: Scenario, system: SystemModel | None = None):
         self.scenario = scenario
@@ -60,14 +84,14 @@ class SimulationRun:
         nodes = scenario.nodes
         self.graph = Graph(scenario.simulation.dt)
         self.dynamics = self.graph.add(DynamicsCore(self.types, self.simulator, nodes.dynamics))
+        self.dynamics.raise_on_divergence = True      # the run stops there (a ROS node keeps reporting it)
         self.robot_state = self.graph.add(RobotStatePublisherCore(
             self.types, self.system, nodes.dynamics.joint_states, nodes.dynamics.tf, TF_STATIC,
             nodes.dynamics.tf_rate))
         self.player = self.graph.add(ScenarioPlayerCore(self.types, scenario.trajectory_goal, scenario.attitude_goal,
                                                         nodes.controller, scenario.simulation.dt))
-        self.controller = self.graph.add(ControllerCore(self.types, ServicerController(self.system,
-                                                                                       scenario.controller),
-                                                        nodes.controller))
+        self.servicer_controller = ServicerController(self.system, scenario.controller)
+        self.controller = self.graph.add(ControllerCore(self.types, self.servicer_controller, nodes.controller))
         self.monitor = None if scenario.monitor_data is None else \
             self.graph.add(build_monitor(self.types, self.system, scenario))
         bus = scenario.evaluation.bus_subtree if scenario.evaluation is not None else self.system.subtrees[0].name
@@ -78,70 +102,160 @@ class SimulationRun:
             momentum_linear=nodes.dynamics.momentum_linear, momentum_angular=nodes.dynamics.momentum_angular,
             trajectory=nodes.controller.trajectory, attitude_setpoint=nodes.controller.attitude_setpoint,
             diagnostics=nodes.dynamics.diagnostics)
+        self.graph.check(self.setting_sources())
+        self.goal_end_time = self._check_trajectory_goal()
+
+    def setting_sources(self) -> dict:
+        """File role -> the file a setting of that role comes from (for error messages)."""
+        files = {role: path for role, path in self.scenario.files.items() if path is not None}
+        return {**files, "scenario": self.scenario.source}
+
+    def _check_trajectory_goal(self) -> float | None:
+        """The scenario's trajectory goal through the controller's own validation, as the controller will
+        receive it (the message the scenario player sends), from the initial state. Returns the time (s) the
+        goal's motion ends (after any time scaling), None without a goal."""
+        goal = self.scenario.trajectory_goal
+        if goal is None:
+            return None
+        msg = cv.joint_trajectory(self.types, 0.0, goal.joint_names, goal.points)
+        names, points, start = cv.read_joint_trajectory(msg)
+        try:
+            report = self.servicer_controller.check_trajectory(names, points, goal.publish_at, self.q0, self.v0,
+                                                               start)
+        except CommandError as exc:
+            raise ConfigError(f"goals.trajectory.{exc.field}", exc.problem, self.scenario.source) from None
+        return report.start_time + report.duration
 
     def ticks_for(self, duration: float) -> int:
+        """Whole physics steps in `duration` s; ConfigError for a duration that is not finite, positive and a
+        whole number of steps."""
+        if not isinstance(duration, (int, float)) or not np.isfinite(duration) or duration <= 0:
+            raise ConfigError("duration", f"must be a finite number of seconds > 0, got {duration}",
+                              self.scenario.source)
         ticks = round(duration / self.graph.tick)
         if ticks < 1 or abs(ticks * self.graph.tick - duration) > 1e-9 * max(1.0, duration):
             raise ConfigError("duration", f"must be a positive whole number of steps of {self.graph.tick} s, "
-                              f"got {duration}", self.scenario.source)
+                              f"got {duration} (e.g. {max(1, ticks) * self.graph.tick:.6g})", self.scenario.source)
         return ticks
 
     def run(self, duration: float | None = None, out_dir: str | Path | None = None, plots: bool = True,
-            progress: bool | None = None, overwrite: bool = False) -> RunResult:
-        """Run for `duration` s (default: the scenario's). With out_dir: bag, summary.json and plots there.
+            progress: bool | None = None, overwrite: bool = False, stop: Interruption | None = None,
+            output: OutputDirectory | None = None) -> RunResult:
+        """Run for `duration` s (default: the scenario's). With out_dir: bag/, summary.json and the plots
+        there (see output_directory.py for the rules; `overwrite` replaces an earlier run of this tool).
 
-        An existing bag in out_dir is an error, unless `overwrite` and it is a bag this runtime wrote.
+        Interruption: `stop` is polled between steps (an Interruption the caller holds, e.g. the CLI's). Without
+        it, run() handles SIGINT/SIGTERM itself (main thread): the outputs of the run so far are written, then
+        RunInterrupted (a KeyboardInterrupt) or SystemExit(143) is raised. A diverging simulation or an internal
+        error also ends the run with its outputs written; the result's status says why (check
+        `result.complete`).
         """
         duration = self.scenario.duration if duration is None else duration
         ticks = self.ticks_for(duration)
-        out = None if out_dir is None else Path(out_dir)
-        bag_path = None if out is None else out / BAG_DIRECTORY
-        if out is not None:
-            out.mkdir(parents=True, exist_ok=True)
-            if bag_path.exists():
-                if not (overwrite and written_by_runtime(bag_path)):
-                    raise FileExistsError(f"{bag_path} exists; choose another --out directory, remove it, or pass "
-                                          "--overwrite (replaces a bag written by space-robot-sim only)")
-                shutil.rmtree(bag_path)
+        if output is None and out_dir is not None:
+            output = OutputDirectory(out_dir, overwrite)
+        if stop is not None:
+            return self._run(ticks, duration, output, plots, progress, stop)
+        with Interruption() as own:
+            result = self._run(ticks, duration, output, plots, progress, own)
+        if own.name == "SIGINT":
+            raise RunInterrupted(result)
+        if own.requested:
+            raise SystemExit(own.exit_status)
+        return result
+
+    def _run(self, ticks: int, duration: float, output: OutputDirectory | None, plots: bool,
+             progress: bool | None, stop: Interruption) -> RunResult:
+        staging = None if output is None else output.staging
+        bag_path = None if staging is None else staging / BAG_DIRECTORY
         trace = RunTrace(self.roles, self.system.arm_joints, self.system.wheel_joints)
-        recorder = BagRecorder(bag_path, self.types.typestore, self.graph.topics(), self.scenario.recording.rate,
-                               listeners=(trace,))
+        try:
+            recorder = BagRecorder(bag_path, self.types.typestore, self.graph.topics(), self.scenario.recording.rate,
+                                   listeners=(trace,))
+        except BaseException:
+            if output is not None:
+                output.discard()
+            raise
         recorder.set_custom_data(ROLES_KEY, self.roles.to_json())
         recorder.set_custom_data(INFO_KEY, json.dumps(self.run_info(), sort_keys=True))
         self.graph.tap(recorder)
+        status = RunStatus(requested_duration=duration)
         bar = ProgressBar(duration, progress)
+        check_every = max(1, round(_CHECK_PERIOD / self.graph.tick))
+        chunk = max(1, min(check_every, ticks // _PROGRESS_UPDATES))
         start = time.perf_counter()
         try:
             self.graph.start()
-            chunk = max(1, ticks // _PROGRESS_UPDATES)
             done = 0
             while done < ticks:
+                if stop.requested:
+                    status.stop(f"interrupted by {stop.name}", stop.name)
+                    break
                 step = min(chunk, ticks - done)
-                self.graph.run_ticks(step)
+                try:
+                    self.graph.run_ticks(step)
+                except SimulationDivergedError as exc:
+                    status.stop(str(exc), "diverged")
+                    break
                 done += step
                 bar.update(done * self.graph.tick)
-            # the state at the final instant: publish it (sensor phase) so the trace ends at `duration`
-            self.dynamics.publish_state()
-            self.dynamics.publish_momentum()
-            wall = time.perf_counter() - start      # the loop only: writing the bag's index is a one-off
+            self._final_sample(recorder)
+        except Exception as exc:  # noqa: BLE001 - a bug: keep what was recorded, and say so
+            status.stop(f"internal error: {type(exc).__name__}: {exc}", "internal_error")
+            status.fail("during the run", exc)
         finally:
+            status.wall_time = time.perf_counter() - start       # the loop only: the bag's index is a one-off
             bar.close()
+            status.simulated_time = float(self.simulator.state.t)
+            recorder.set_custom_data(STATUS_KEY, json.dumps(status.to_dict(), sort_keys=True))
             recorder.close()
+        return self._outputs(trace, recorder, status, output, bag_path, plots)
+
+    def _final_sample(self, recorder: BagRecorder) -> None:
+        """Publish the state at the instant reached (sensor phase), recorded whatever the decimation, so the
+        bag and the trace end exactly where the run ended (a duration that is not a multiple of the
+        recording period, or an interruption, loses nothing)."""
+        recorder.take_next_message_of_every_stream()
+        self.dynamics.publish_state()
+        self.dynamics.publish_momentum()
+
+    def _outputs(self, trace: RunTrace, recorder: BagRecorder, status: RunStatus, output: OutputDirectory | None,
+                 bag_path: Path | None, plots: bool) -> RunResult:
         state = self.simulator.state
-        summary = summarize(self.scenario, self.system, trace, state.q, state.v, self.q0)
+        try:
+            summary = summarize(self.scenario, self.system, trace, state.q, state.v, self.q0, status,
+                                self.goal_end_time)
+        except Exception as exc:  # noqa: BLE001 - a bug: still write what can be written, and say so
+            status.fail("while summarizing", exc)
+            summary = {"scenario": self.scenario.name, **status.to_dict()}
         summary["steps"] = int(self.dynamics.steps)
-        summary["real_time_factor"] = duration / wall if wall > 0 else float("inf")
-        summary["wall_time_s"] = wall
+        summary["real_time_factor"] = status.simulated_time / status.wall_time if status.wall_time > 0 else None
+        summary["wall_time_s"] = status.wall_time
         summary["topics"] = {name: {"type": info.msgtype, "recorded": recorder.counts[name],
                                     "transient_local": info.transient_local}
                              for name, info in self.graph.topics().items()}
-        result = RunResult(summary, trace, bag_path)
-        if out is not None:
-            (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
-            if plots:
+        result = RunResult(summary, trace, bag_path, status=status)
+        if output is None:
+            return result
+        staging = output.staging
+        (staging / SUMMARY_FILE).write_text(to_json(summary))
+        if plots and trace_has_samples(trace):
+            try:
+                from .run_plots import plot_run  # matplotlib only where plots are drawn
+
                 info = self.run_info()
-                result.plots = plot_run(trace, out, self.scenario.name, attitude_limit=info["attitude_limit"],
-                                        wheel_max_speed=info["wheel_max_speed"])
+                paths = plot_run(trace, staging, self.scenario.name, attitude_limit=info["attitude_limit"],
+                                 wheel_max_speed=info["wheel_max_speed"],
+                                 momentum_conserved=info["momentum_conserved"])
+                result.plots = [p.name for p in paths]
+            except Exception as exc:  # noqa: BLE001 - the bag and summary stand without plots: keep them
+                status.fail("while plotting", exc)
+                summary.update(status.to_dict())
+                (staging / SUMMARY_FILE).write_text(to_json(summary))
+        final = output.commit({"scenario": self.scenario.name, "complete": status.complete})
+        result.out = final
+        result.bag = final / BAG_DIRECTORY
+        result.plots = [final / name for name in result.plots]
         return result
 
     def run_info(self) -> dict:
@@ -151,13 +265,9 @@ class SimulationRun:
         return {"scenario": self.scenario.name, "arm_joints": list(self.system.arm_joints),
                 "wheel_joints": list(self.system.wheel_joints), "dt": self.graph.tick,
                 "attitude_limit": req.max_attitude_error if req is not None else None,
-                "wheel_max_speed": float(np.max(wheels)) if len(wheels) and np.all(np.isfinite(wheels)) else None}
+                "wheel_max_speed": float(np.max(wheels)) if len(wheels) and np.all(np.isfinite(wheels)) else None,
+                "momentum_conserved": momentum_conserved(self.system)}
 
 
-def written_by_runtime(bag: Path) -> bool:
-    """A rosbag2 directory holding only what this runtime writes, with its run info in custom_data."""
-    try:
-        return ({p.name for p in bag.iterdir()} <= {"metadata.yaml", f"{BAG_DIRECTORY}.mcap"}
-                and INFO_KEY in bag_custom_data(bag))
-    except (OSError, ValueError, AttributeError):
-        return False
+def trace_has_samples(trace: RunTrace) -> bool:
+    return len(trace.arm_positions) > 0 or len(trace.bus_orientation) > 0 or len(trace.momentum_linear) > 0

@@ -134,7 +134,7 @@ def test_non_physical_inertia_triangle_inequality(tmp_path):
 def test_missing_urdf_file(tmp_path):
     config = model_files(tmp_path, GOOD_LINK.format(name="base_link", mass=1, i=1))
     (tmp_path / "robot.urdf").unlink()
-    with pytest.raises(ConfigError, match="urdf: file not found"):
+    with pytest.raises(ConfigError, match=r"subtrees\[0\].urdf: no such file"):
         load(config)
 
 

@@ -42,7 +42,8 @@ def test_phases_order_callbacks_within_a_tick():
 def test_periods_must_be_whole_steps():
     graph = Graph(1e-3)
     graph.add(Recorder("n", [], [("odd", 1.5e-3, CONTROL)]))
-    with pytest.raises(ConfigError, match=r"n\.odd: period 0\.0015 s is not a whole number"):
+    with pytest.raises(ConfigError, match=r"n\.odd: 666\.667 Hz \(period 0\.0015 s.*is not a whole number"
+                                          r".*e\.g\. 500 Hz"):
         graph.start()
 
 

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config_reader import ConfigReader, load_yaml_file
-from ..package_share import resolve
+from ..config_reader import ConfigReader, load_config_file
 
 BASE_JOINT_TYPES = ("free_flyer", "spherical", "planar", "fixed")
 
@@ -70,7 +69,7 @@ def read_model_config(reader: ConfigReader) -> ModelConfig:
             raise sub.error("xacro_args", "must be a mapping name -> value")
         subtrees.append(SubtreeConfig(
             name=sub.string("name"),
-            urdf=resolve(sub.string("urdf")),
+            urdf=sub.file_path("urdf"),     # next to this file, else in the share
             base_joint=sub.string("base_joint", choices=BASE_JOINT_TYPES),
             base_link=sub.string("base_link"),
             frame_prefix=sub.string("frame_prefix", ""),
@@ -104,8 +103,9 @@ def read_model_config(reader: ConfigReader) -> ModelConfig:
 
 
 def load_model_config(path: str | Path) -> ModelConfig:
-    """Read and validate config/models/<name>.yaml (a relative path is looked up in the package share)."""
-    return read_model_config(load_yaml_file(resolve(path)))
+    """Read and validate a model file (a relative path not found from the working directory is looked up in
+    the package share, e.g. 'config/models/servicer_target.yaml')."""
+    return read_model_config(load_config_file(path))
 
 
 def mount_rotation(rpy) -> np.ndarray:

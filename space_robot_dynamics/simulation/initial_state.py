@@ -19,6 +19,18 @@ from ..config_reader import ConfigReader
 from ..model.system_model import SystemModel
 
 
+def _check_within_limits(reader: ConfigReader, system: SystemModel, name: str, value: float) -> None:
+    """A start outside the URDF position limits is a configuration error (the controller would refuse to
+    plan from it, and the simulation has no joint stops to bring it back)."""
+    joint = system.model.joints[system.joint_id(name)]
+    if joint.nq != 1:                       # continuous joints (cos, sin) have no limits
+        return
+    lower, upper = system.model.lowerPositionLimit[joint.idx_q], system.model.upperPositionLimit[joint.idx_q]
+    if not lower <= value <= upper:
+        raise reader.error(f"joint_positions.{name}", f"{value:.6g} is outside the joint's position limits "
+                                                      f"[{lower:.6g}, {upper:.6g}] (URDF)")
+
+
 def read_initial_state(reader: ConfigReader, system: SystemModel) -> tuple[np.ndarray, np.ndarray]:
     q, v = system.neutral(), np.zeros(system.nv)
     for subtree in system.subtrees:
@@ -57,6 +69,7 @@ def read_initial_state(reader: ConfigReader, system: SystemModel) -> tuple[np.nd
             if not system.model.existJointName(name) or system.model.joints[system.joint_id(name)].nv != 1:
                 raise reader.error(f"{key}.{name}", f"unknown one-DOF joint (have {system.actuated_joint_names()})")
             if setter is not None:
+                _check_within_limits(reader, system, name, value)
                 setter(target, name, value)
             else:
                 target[system.v_index(name)] = value

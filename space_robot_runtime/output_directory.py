@@ -1,0 +1,125 @@
+"""A run's output directory, owned by the run: written aside, moved into place whole, never mixed.
+
+A run writes into a staging directory beside the requested one (`.<name>.partial-<pid>`, same parent, so
+the final move is a rename on the same file system) and `commit()` moves it into place, replacing the
+outputs of an earlier run only when asked (`overwrite`). So a directory never holds a bag of one run beside
+the summary or plots of another, and an interrupted run leaves its own complete set (summary marked
+incomplete) instead of half of one.
+
+Ownership: every directory this tool writes holds MARKER (a small JSON file). A directory that is not
+empty and has no marker belongs to the user and is never replaced. Staging directories left by a run that
+was killed (SIGKILL, power loss) are removed by the next run into the same place, once their process is
+gone.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from space_robot_dynamics.errors import SpaceRobotError
+
+MARKER = ".space-robot-sim.json"
+TOOL = "space-robot-sim"
+_STAGING = ".{name}.partial-{pid}"
+_RETIRED = ".{name}.replaced-{pid}"
+
+
+class OutputError(SpaceRobotError):
+    """The output directory cannot be used (exists and is not ours, cannot be created or written)."""
+
+
+def written_by_this_tool(directory: Path) -> bool:
+    """Whether `directory` holds a run of this tool (its marker file names the tool)."""
+    try:
+        return json.loads((directory / MARKER).read_text()).get("tool") == TOOL
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+class OutputDirectory:
+    """Checks `final` at construction (before anything runs); `staging` is where the run writes."""
+
+    def __init__(self, final: str | Path, overwrite: bool = False):
+        self.final = Path(final).absolute()
+        self.overwrite = overwrite
+        self._check_final()
+        parent = self.final.parent
+        for ancestor in (parent, *parent.parents):
+            if ancestor.exists():
+                if not ancestor.is_dir():
+                    raise OutputError(f"--out {self.final}: {ancestor} is a file, not a directory; choose "
+                                      "another --out")
+                break
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"--out {self.final}: cannot create {parent}: {exc.strerror or exc}; choose a "
+                              "directory you can write") from None
+        if not parent.is_dir():
+            raise OutputError(f"--out {self.final}: {parent} is not a directory; choose another --out")
+        self._remove_stale_staging()
+        self.staging = parent / _STAGING.format(name=self.final.name, pid=os.getpid())
+        try:
+            if self.staging.exists():
+                shutil.rmtree(self.staging)
+            self.staging.mkdir()
+            self._write_marker(self.staging, {"state": "running", "pid": os.getpid()})
+        except OSError as exc:
+            raise OutputError(f"--out {self.final}: cannot write in {parent}: {exc.strerror or exc}; choose a "
+                              "directory you can write") from None
+        self.committed = False
+
+    def _check_final(self) -> None:
+        final = self.final
+        if final.exists() and not final.is_dir():
+            raise OutputError(f"--out {final}: is a file, not a directory; choose another --out")
+        if final.is_dir() and any(final.iterdir()):
+            if not written_by_this_tool(final):
+                raise OutputError(f"--out {final}: the directory is not empty and was not written by {TOOL}; "
+                                  "choose another --out (or empty it): its files are left as they are")
+            if not self.overwrite:
+                raise OutputError(f"--out {final}: holds the outputs of an earlier run; pass --overwrite to "
+                                  "replace them, or choose another --out")
+
+    def _remove_stale_staging(self) -> None:
+        prefix = f".{self.final.name}.partial-"
+        for candidate in self.final.parent.glob(f"{prefix}*"):
+            pid = candidate.name[len(prefix):]
+            if pid.isdigit() and not _alive(int(pid)) and written_by_this_tool(candidate):
+                shutil.rmtree(candidate, ignore_errors=True)
+
+    @staticmethod
+    def _write_marker(directory: Path, fields: dict) -> None:
+        (directory / MARKER).write_text(json.dumps({"tool": TOOL, **fields}, sort_keys=True) + "\n")
+
+    def commit(self, fields: dict) -> Path:
+        """Move the staged outputs into place (replacing an earlier run of this tool); returns `final`."""
+        self._write_marker(self.staging, {"state": "finished", **fields})
+        retired = None
+        if self.final.exists():
+            if any(self.final.iterdir()) and not written_by_this_tool(self.final):   # appeared while running
+                raise OutputError(f"--out {self.final}: files appeared there during the run; the outputs are "
+                                  f"kept in {self.staging}")
+            retired = self.final.parent / _RETIRED.format(name=self.final.name, pid=os.getpid())
+            self.final.rename(retired)
+        self.staging.rename(self.final)
+        if retired is not None:
+            shutil.rmtree(retired, ignore_errors=True)
+        self.committed = True
+        return self.final
+
+    def discard(self) -> None:
+        """Remove the staging directory (nothing worth keeping was written)."""
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
