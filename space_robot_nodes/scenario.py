@@ -22,7 +22,7 @@ from space_robot_dynamics.config_reader import ConfigReader, load_yaml_file
 from space_robot_dynamics.errors import ConfigError
 from space_robot_dynamics.model.model_config import ModelConfig, read_model_config
 from space_robot_dynamics.model.system_model import SystemModel
-from space_robot_dynamics.package_share import resolve
+from space_robot_dynamics.package_share import find_in_share, resolve
 from space_robot_dynamics.simulation.initial_state import read_initial_state
 from space_robot_dynamics.simulation.simulator import SimulationSettings, read_simulation_settings
 
@@ -255,9 +255,15 @@ def _unit(reader: ConfigReader, key: str) -> np.ndarray:
 DEFAULT_SCENARIO = "config/scenarios/servicer_pregrasp.yaml"
 
 
+def find_scenario(text: str | Path) -> Path:
+    """A scenario as `space-robot-sim` takes it: a path (absolute, or relative to the working directory), a path
+    relative to the package share, or the name of a file in config/scenarios/ ("servicer_pregrasp")."""
+    return find_in_share(text, "config/scenarios", "scenario")
+
+
 def load_scenario(path: str | Path = DEFAULT_SCENARIO, overrides: dict | None = None) -> Scenario:
-    """Read and validate a scenario (relative paths are looked up in the package share)."""
-    return read_scenario(load_yaml_file(resolve(path)), overrides)
+    """Read and validate a scenario, given as find_scenario() takes it."""
+    return read_scenario(load_yaml_file(find_scenario(path)), overrides)
 
 
 def parse_overrides(items) -> dict:
