@@ -96,6 +96,13 @@ def read_initial_state(reader: ConfigReader, system: SystemModel) -> tuple[np.nd
     return q, v
 
 
+def initial_state_from(system: SystemModel, mapping: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(q0, v0) from an initial_state mapping written in Python (the keys of the module docstring), e.g.
+    initial_state_from(system, {"target": {"position": [1.7, 0.0, 0.8]}, "joint_positions": {"right_j1": -1.2}}).
+    ConfigError naming the field (under `initial_state`) for bad input."""
+    return read_initial_state(ConfigReader(mapping, "<initial_state mapping>", "initial_state"), system)
+
+
 def _check_planar(sub: ConfigReader, joint: pin.SE3, linear: np.ndarray, angular: np.ndarray) -> None:
     """The pose and twist a planar joint can take: in the mount's x-y plane, turning about its z axis."""
     if abs(joint.translation[2]) > _PLANE_TOLERANCE:
