@@ -98,7 +98,7 @@ class Simulator:
         self.layout = AuxLayout()
         if self.dissipation is not None:
             self.layout.add("dissipated_energy", 1)
-        self.external_wrenches = ExternalWrenches(self.model)
+        self._wrenches = ExternalWrenches(self.model)     # set and cleared through the methods below only
         self._dt = settings.dt
         self._select_rhs()
         # Actuator commands travel as one vector: arm joints then wheels.
@@ -151,7 +151,7 @@ class Simulator:
         nothing. Its work is in Observation.external_work. See external_wrenches.py for the conversion to
         Pinocchio's fext.
         """
-        wrench = self.external_wrenches.set(frame, force, torque, expressed_in, point, label)
+        wrench = self._wrenches.set(frame, force, torque, expressed_in, point, label)
         if "external_work" not in self.layout:
             self.layout = self.layout.extended("external_work", 1)
             s = self.state
@@ -161,7 +161,12 @@ class Simulator:
 
     def clear_external_wrench(self, label: str | None = None) -> None:
         """Remove the wrench with that label (default label: the frame name), or all of them (None)."""
-        self.external_wrenches.clear(label)
+        self._wrenches.clear(label)
+
+    @property
+    def external_wrenches(self) -> dict[str, ExternalWrench]:
+        """The wrenches acting, label -> ExternalWrench, in the order they were set (a copy)."""
+        return self._wrenches.wrenches
 
     def _select_rhs(self) -> None:
         """The right-hand side for the auxiliary states present: plain aba when there are none."""
@@ -237,7 +242,7 @@ class Simulator:
             tau = tau.copy()
             tau[idx] += tau_d
             ydot[self._dissipated_rate] = -(tau_d @ v[idx])
-        wrenches = self.external_wrenches
+        wrenches = self._wrenches
         if len(wrenches):
             ydot[:nv] = pin.aba(self.model, self.data, q, v, tau, wrenches.joint_forces(q))
             ydot[self._external_rate] = wrenches.power(self.data)   # aba left the joint velocities at (q, v)
