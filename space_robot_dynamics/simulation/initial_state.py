@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
-from scipy.spatial.transform import Rotation
 
 from ..config_reader import ConfigReader
 from ..model.system_model import SystemModel
@@ -64,9 +63,10 @@ def read_initial_state(reader: ConfigReader, system: SystemModel) -> tuple[np.nd
             norm = np.linalg.norm(quat)
             if abs(norm - 1.0) > 1e-6:
                 raise sub.error("orientation_xyzw", f"must be a unit quaternion, norm is {norm}")
-            rotation = Rotation.from_quat(quat / norm).as_matrix()
-        else:
-            rotation = Rotation.from_euler("xyz", sub.vector("orientation_rpy", 3, [0.0, 0.0, 0.0])).as_matrix()
+            x, y, z, w = quat / norm
+            rotation = pin.Quaternion(w, x, y, z).toRotationMatrix()
+        else:                       # fixed axes x, y, z (URDF rpy): R = Rz(yaw) Ry(pitch) Rx(roll)
+            rotation = pin.rpy.rpyToMatrix(sub.vector("orientation_rpy", 3, [0.0, 0.0, 0.0]))
         if kind == "spherical":
             for key in ("position", "linear_velocity"):
                 if sub.has(key):
