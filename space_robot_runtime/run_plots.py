@@ -98,9 +98,9 @@ def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_lim
                 for sign in (1, -1):
                     ax.axhline(sign * wheel_max_speed, color="r", linestyle="--", linewidth=0.8,
                                label="speed limit" if sign > 0 else None)
-                limit_note = f" (limit +-{_number(wheel_max_speed)} rad/s, dashed)"
+                limit_note = f" (limit ±{_number(wheel_max_speed)} rad/s, dashed)"
             else:
-                limit_note = f" (peak {_number(peak / wheel_max_speed * 100)} % of the +-{_number(wheel_max_speed)} " \
+                limit_note = f" (peak {_number(peak / wheel_max_speed * 100)} % of the ±{_number(wheel_max_speed)} " \
                              "rad/s limit)"
         _finish(ax, "wheel speed relative to the bus (rad/s)", f"{title}: reaction wheels{limit_note}")
         paths.append(_save(figure, out / PLOT_NAMES[2]))
