@@ -159,8 +159,10 @@ def test_simulation_launch_describes_the_scenarios_model(monkeypatch):
     servicer_links = {link.get("name") for link in rsp[""]["urdf"].findall("link")}
     assert {"base_link", "right_l6", "rw_x", "rw_y", "rw_z"} <= servicer_links
     assert "grapple_frame" in {link.get("name") for link in rsp["target/"]["urdf"].findall("link")}
-    assert rsp[""]["remappings"] == [] and rsp["target/"]["remappings"] == [("robot_description",
-                                                                              "target/robot_description")]
+    # both take the dynamics node's throttled joint states (they send /tf at 20 Hz whatever the input rate)
+    throttled = ("joint_states", "joint_states_throttle")
+    assert rsp[""]["remappings"] == [throttled]
+    assert rsp["target/"]["remappings"] == [throttled, ("robot_description", "target/robot_description")]
     assert rsp[""]["name"] != rsp["target/"]["name"]
     assert all(r["use_sim_time"] is True for r in rsp.values())
     assert "holonomy_monitor_node" in {n.kwargs["executable"] for n in nodes}

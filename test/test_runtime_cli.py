@@ -107,7 +107,7 @@ def test_plot_rereads_the_bag(short_run, tmp_path, capsys):
     (["--duration", "inf"], "argument --duration: must be a finite number of seconds > 0"),
     (["--duration", "-1"], "argument --duration: must be a finite number of seconds > 0"),
     (["--out", "/proc/space_robot_test/x"], "choose a directory you can write"),
-    (["--set", "simulation.dt=0.0015"], "nodes.yaml: dynamics.rates.state: 1000 Hz (period 0.001 s"),
+    (["--set", "simulation.dt=0.0015"], "nodes.yaml: dynamics.rates.odometry.servicer: 1000 Hz (period 0.001 s"),
     (["--set", "nodes.dynamics.rates.tf=30"], "dynamics.rates.tf: 30 Hz (period 0.0333333 s, timer dynamics.tf) is "
                                               "not a whole number of simulation steps"),
 ])
