@@ -46,13 +46,23 @@ def test_state_subscriptions_keep_one_and_the_clock_is_best_effort(qos_stand_in)
 
 def test_stop_signals_note_the_first_signal_and_never_raise():
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    stop = StopSignals().install()
     try:
-        stop = StopSignals().install()
         assert not stop.stop_requested
         os.kill(os.getpid(), signal.SIGINT)        # a terminal's Ctrl-C ...
         os.kill(os.getpid(), signal.SIGINT)        # ... and launch's: no KeyboardInterrupt
         os.kill(os.getpid(), signal.SIGTERM)       # launch's escalation: the process lives on
         assert stop.stop_requested and stop.received == "SIGINT" and stop.count == 3
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        stop.restore()
+    assert {s: signal.getsignal(s) for s in previous} == previous
+
+
+def test_a_node_without_rclpy_says_so_and_leaves_the_signal_handlers_alone(monkeypatch, capsys):
+    from space_robot_nodes.ros import dynamics_node
+
+    monkeypatch.setitem(sys.modules, "rclpy", None)        # import rclpy -> ImportError
+    before = signal.getsignal(signal.SIGINT)
+    assert dynamics_node.main([]) == 1
+    assert "rclpy is not available" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is before

@@ -40,6 +40,7 @@ last state and a final "<node>: node" diagnostic status go out, and the node exi
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -361,21 +362,22 @@ class RclpyHost:
             return
         reason = f"stopped on {self.stop.received}" if self.stop.received else "stopped"
         status = cv.diagnostic_status(self.core.types, cv.OK, f"{self.core.name}: node", reason, self.core.name,
-                                      [("time_s", now), ("signals_received", self.stop.count)])
+                                      [("time_s", now), ("signals_received", self.stop.count), ("pid", os.getpid())])
         self._publish(topic, cv.diagnostic_array(self.core.types, now, [status]))
 
 
 def run_node(node_name: str, build: Callable, mode: str = "ros_timers", args=None) -> int:
     """rclpy.init, create the node, build its core with build(node, types) -> (core, tick), run, shut down.
     Exit status 0 (also after SIGINT/SIGTERM), 1 without rclpy, 2 for a bad configuration."""
+    stop = StopSignals().install()          # before the imports: a signal during start-up is a request too
     try:
         import rclpy
         from rclpy.signals import SignalHandlerOptions
     except ImportError as exc:
+        stop.restore()
         print(f"{node_name}: rclpy is not available ({exc}); source a ROS 2 installation first, or use the "
               "standalone runtime: space-robot-sim", file=sys.stderr)
         return 1
-    stop = StopSignals().install()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     status = 0

@@ -18,11 +18,18 @@ class StopSignals:
     def __init__(self):
         self.received: str | None = None        # name of the first signal, e.g. "SIGINT"
         self.count = 0
+        self._previous: dict = {}
 
     def install(self) -> StopSignals:
         for signum in STOP_SIGNALS:
-            signal.signal(signum, self._on_signal)
+            self._previous[signum] = signal.signal(signum, self._on_signal)
         return self
+
+    def restore(self) -> None:
+        """The handlers from before install() (for a caller that goes on without a node)."""
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        self._previous = {}
 
     def _on_signal(self, signum, _frame) -> None:
         self.count += 1
