@@ -49,6 +49,6 @@ if [ $# -gt 0 ]; then
 else
   echo "--- pytest test/ros2 (ROS_DOMAIN_ID=$ROS_DOMAIN_ID, $(python --version))"
   # shellcheck disable=SC2086
-  python -m pytest -p no:cacheprovider ${PYTEST_ARGS:-test/ros2}
+  python -m pytest -p no:cacheprovider -rP ${PYTEST_ARGS:-test/ros2}
 fi
 echo "--- ROS 2 workspace and command: $(( $(date +%s) - start )) s"
