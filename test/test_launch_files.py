@@ -87,6 +87,8 @@ def test_glue_imports_and_explains_itself_without_rclpy(module, capsys):
 
 
 # ---- executing the launch files against a stand-in of the launch API ------------------------------------
+# It records how actions are constructed and runs opaque functions; it does not start processes, resolve
+# substitutions other than LaunchConfiguration, nor handle signals: test/ros2 runs the launch files for real.
 class _Action:
     """Records how a launch action or substitution was constructed."""
 
