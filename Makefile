@@ -14,7 +14,11 @@ PIP_FLAGS = -q --disable-pip-version-check $(if $(CONSTRAINTS),-c $(CONSTRAINTS)
 
 STAMP = $(VENV)/.installed
 
-.PHONY: demo test install bench lint clean
+# The real ROS 2 stage: a ROS 2 Humble built by ../shared/ros2/build_humble.sh at ROS2_PREFIX (see the README's
+# ROS 2 section); the colcon workspace goes to build/ros2_ws.
+ROS2_PREFIX ?= /opt/ros2-humble
+
+.PHONY: demo test test-ros2 install bench bench-ros2 lint clean
 
 $(STAMP): setup.py setup.cfg package.xml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -31,12 +35,20 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest
 
+# colcon build against Humble, then the tests under test/ros2 with that Humble's Python (no .venv needed)
+test-ros2:
+	ROS2_PREFIX=$(ROS2_PREFIX) bash test/ros2/ros2_workspace.sh
+
 bench: $(STAMP)
 	$(VENV)/bin/python bench/bench_step.py
 	$(VENV)/bin/python bench/bench_controller.py
 	$(VENV)/bin/python bench/bench_monitor.py
 	$(VENV)/bin/python bench/bench_graph.py
 	$(VENV)/bin/python bench/bench_startup.py
+
+# CPU per node of the paced simulation graph under ROS 2 (~45 s)
+bench-ros2:
+	ROS2_PREFIX=$(ROS2_PREFIX) bash test/ros2/ros2_workspace.sh python bench/bench_ros2_cpu.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

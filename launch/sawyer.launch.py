@@ -27,6 +27,8 @@ def generate_launch_description():
     joint_states = LaunchConfiguration("joint_states")
     common = [{"scenario": scenario, "use_sim_time": LaunchConfiguration("use_sim_time")}]
     remap = [("joint_states", joint_states)]
+    # the monitor reads the simulation's throttled state topic (config/nodes.yaml); on the arm, the arm's state
+    monitor_remap = [("joint_states_throttle", joint_states)]
     return LaunchDescription([
         DeclareLaunchArgument("scenario", default_value=PathJoinSubstitution(
             [share, "config", "scenarios", "sawyer_lab.yaml"]), description="scenario YAML for the real arm"),
@@ -39,5 +41,5 @@ def generate_launch_description():
         Node(package=PACKAGE, executable="sawyer_command_adapter", name="sawyer_command_adapter", output="screen",
              parameters=common),
         Node(package=PACKAGE, executable="holonomy_monitor_node", name="holonomy_monitor", output="screen",
-             parameters=common, remappings=remap, condition=IfCondition(LaunchConfiguration("monitor"))),
+             parameters=common, remappings=monitor_remap, condition=IfCondition(LaunchConfiguration("monitor"))),
     ])

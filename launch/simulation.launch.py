@@ -39,7 +39,10 @@ def scenario_nodes(context, *_args, **_kwargs):
             # a string parameter (without value_type launch_ros would try to parse the URDF as YAML)
             parameters=[{"robot_description": ParameterValue(description.urdf, value_type=str),
                          "frame_prefix": description.frame_prefix}, sim_time],
-            remappings=[(DESCRIPTION_TOPIC, description.topic)] if prefixed else []))
+            # the throttled joint states: robot_state_publisher sends /tf at 20 Hz (publish_frequency) however
+            # fast joint_states comes, so the 1 kHz topic would cost it and the dynamics node for nothing
+            remappings=[("joint_states", scenario.nodes.dynamics.throttled_joint_states)]
+            + ([(DESCRIPTION_TOPIC, description.topic)] if prefixed else [])))
     if scenario.monitor_data is not None:
         nodes.append(Node(package=PACKAGE, executable="holonomy_monitor_node", name="holonomy_monitor",
                           output="screen", parameters=[{"scenario": path}, sim_time]))
@@ -59,9 +62,10 @@ def generate_launch_description():
         DeclareLaunchArgument("use_sim_time", default_value="true",
                               description="run the controller, monitor and viewers on the simulation's /clock"),
         OpaqueFunction(function=scenario_nodes),
-        # The clock source: never on simulated time itself.
+        # The clock source: never on simulated time itself. Simulated time starts once the controller's command
+        # publishers are there (at most 30 s of waiting), so the run starts at t = 0 with its controller.
         Node(package=PACKAGE, executable="dynamics_node", name="dynamics", output="screen",
-             parameters=[{"scenario": scenario}]),
+             parameters=[{"scenario": scenario, "wait_for_commands": 30.0}]),
         Node(package=PACKAGE, executable="controller_node", name="controller", output="screen",
              parameters=[{"scenario": scenario}, sim_time]),
         Node(package=PACKAGE, executable="scenario_player", name="scenario_player", output="screen",

@@ -55,12 +55,14 @@ class ControllerCore(NodeCore):
         self.last_state_error = ""
         self._state_errors_since_report = 0
 
-        # state messages are only held on arrival (parsed at the next control period): see StateAssembler
+        # state messages are only held on arrival (parsed at the next control period): see StateAssembler. Only
+        # the newest matters; joint_states also carries the time the control update follows (node_core).
         self.add_subscription(config.joint_states, cv.JOINT_STATE,
-                              self.state.holder("joints", self, config.joint_states))
+                              self.state.holder("joints", self, config.joint_states), latest_only=True,
+                              time_source=True)
         for subtree in floating_subtrees(self.system):
             topic = config.odometry[subtree.name]
-            self.add_subscription(topic, cv.ODOMETRY, self.state.holder(subtree.name, self, topic))
+            self.add_subscription(topic, cv.ODOMETRY, self.state.holder(subtree.name, self, topic), latest_only=True)
         self.add_subscription(config.trajectory, cv.JOINT_TRAJECTORY, self.on_trajectory)
         self.add_subscription(config.attitude_setpoint, cv.QUATERNION_STAMPED, self.on_setpoint)
         self.add_publication(config.arm_command, cv.FLOAT64_MULTI_ARRAY)

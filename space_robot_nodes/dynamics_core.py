@@ -76,6 +76,9 @@ class DynamicsCore(NodeCore):
         self.add_publication(config.joint_states, cv.JOINT_STATE)
         for name in sorted(config.odometry):
             self.add_publication(config.odometry[name], cv.ODOMETRY)
+        self.add_publication(config.throttled_joint_states, cv.JOINT_STATE)
+        for name in sorted(config.throttled_odometry):
+            self.add_publication(config.throttled_odometry[name], cv.ODOMETRY)
         self.add_publication(config.tf, cv.TF_MESSAGE)
         self.add_publication(config.clock, cv.CLOCK)
         self.add_publication(config.momentum_linear, cv.VECTOR3_STAMPED)
@@ -87,8 +90,8 @@ class DynamicsCore(NodeCore):
             self.add_subscription(config.wheel_command, cv.FLOAT64_MULTI_ARRAY,
                                   lambda msg: self.wheel_input.offer(msg, self.now()))
         rates = "dynamics.rates"
-        self.add_timer("joint_states", 1.0 / config.state_rate, self.publish_joint_state, SENSE,
-                       ("nodes", f"{rates}.state"))
+        # Odometry before joint_states within an instant: a ROS 2 controller runs its update when joint_states
+        # arrives (its time source, node_core), by which time the odometry of that instant is there too.
         for subtree in floating_subtrees(self.system):
             own = subtree.name in config.odometry_rates
             self.add_timer(f"odometry.{subtree.name}",
@@ -96,6 +99,12 @@ class DynamicsCore(NodeCore):
                            partial(self._odometry_timer, subtree, config.odometry[subtree.name],
                                    self._odometry[subtree.name]), SENSE,
                            ("nodes", f"{rates}.odometry.{subtree.name}" if own else f"{rates}.state"))
+        self.add_timer("joint_states", 1.0 / config.state_rate, self.publish_joint_state, SENSE,
+                       ("nodes", f"{rates}.state"))
+        # The same state for what needs less (the monitor, robot_state_publisher, viewers): under ROS 2 each
+        # subscriber of a 1 kHz topic costs a send per message here and a receive there.
+        self.add_timer("throttled_state", 1.0 / config.throttled_rate, self.publish_throttled_state, SENSE,
+                       ("nodes", f"{rates}.throttled_state"))
         self.add_timer("tf", 1.0 / config.tf_rate, self.publish_tf, SENSE, ("nodes", f"{rates}.tf"))
         self.add_timer("clock", 1.0 / config.clock_rate, self.publish_clock, SENSE, ("nodes", f"{rates}.clock"))
         self.add_timer("momentum", 1.0 / config.momentum_rate, self.publish_momentum, SENSE,
@@ -154,11 +163,26 @@ class DynamicsCore(NodeCore):
             s = self.sim.state
             self.publish(topic, builder.build(s.t, *self._bases.lists(subtree, s.q, s.v)))
 
+    def publish_throttled_state(self, _now: float | None = None) -> None:
+        """Every odometry and joint_states on the throttled topics (those somebody takes now)."""
+        for subtree in self._floating:
+            topic = self.config.throttled_odometry[subtree.name]
+            if self.wanted(topic):
+                self.publish(topic, self.odometry_message(subtree))
+        topic = self.config.throttled_joint_states
+        if self.wanted(topic):
+            self.publish(topic, self.joint_state_message())
+
     def publish_state(self) -> None:
-        """joint_states and every odometry now (the runtime's final sample), whoever listens."""
-        self.publish(self.config.joint_states, self.joint_state_message())
+        """Every odometry and joint_states now (the runtime's final sample), whoever listens."""
         for subtree in self._floating:
             self.publish(self.config.odometry[subtree.name], self.odometry_message(subtree))
+        self.publish(self.config.joint_states, self.joint_state_message())
+
+    def finish(self, now: float) -> None:
+        """A stopping ROS node's last messages: the state it stops in, and its diagnostics."""
+        self.publish_state()
+        self.publish_diagnostics(now)
 
     def publish_tf(self, _now: float | None = None) -> None:
         topic = self.config.tf

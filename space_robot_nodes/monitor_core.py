@@ -96,12 +96,13 @@ class MonitorCore(NodeCore):
         self.cycles = 0
         self.errors = 0
         self.last_error = ""
-        # state messages are only held on arrival (parsed at the next cycle): see StateAssembler
+        # state messages are only held on arrival (parsed at the next cycle): see StateAssembler; only the newest
+        # matters, so a ROS host keeps one and drops the 1 kHz rest unread
         self.add_subscription(config.joint_states, cv.JOINT_STATE,
-                              self.state.holder("joints", self, config.joint_states))
+                              self.state.holder("joints", self, config.joint_states), latest_only=True)
         for subtree in floating_subtrees(self.system):
             topic = config.odometry[subtree.name]
-            self.add_subscription(topic, cv.ODOMETRY, self.state.holder(subtree.name, self, topic))
+            self.add_subscription(topic, cv.ODOMETRY, self.state.holder(subtree.name, self, topic), latest_only=True)
         self.add_publication(config.diagnostics, cv.DIAGNOSTIC_ARRAY)
         self.add_publication(config.status, cv.FLOAT64_MULTI_ARRAY)
         self.add_publication(config.marker, MARKER)

@@ -42,6 +42,8 @@ def _odometry_rates(reader: ConfigReader, default: float) -> dict[str, float]:
 
 
 DEFAULT_ODOMETRY = {"servicer": "base/odom", "target": "target/odom"}
+THROTTLED_SUFFIX = "_throttle"          # topic_tools' `throttle` names its output so
+DEFAULT_THROTTLED_ODOMETRY = {name: topic_name + THROTTLED_SUFFIX for name, topic_name in DEFAULT_ODOMETRY.items()}
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class DynamicsNodeConfig:
     world_frame: str
     state_rate: float          # Hz: joint_states
     odometry_rates: dict       # subtree name -> Hz of its odometry (default: state_rate)
+    throttled_rate: float      # Hz: the throttled copy of joint_states and of every odometry
     tf_rate: float
     clock_rate: float
     momentum_rate: float
@@ -56,6 +59,8 @@ class DynamicsNodeConfig:
     command_timeout: float     # s
     joint_states: str
     odometry: dict             # subtree name -> topic
+    throttled_joint_states: str     # joint_states + THROTTLED_SUFFIX
+    throttled_odometry: dict        # subtree name -> its odometry topic + THROTTLED_SUFFIX
     tf: str
     clock: str
     momentum_linear: str
@@ -166,15 +171,18 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
     world = reader.string("world_frame", "world")
     dyn = reader.sub("dynamics", {})
     rates, topics = dyn.sub("rates", {}), dyn.sub("topics", {})
+    joint_states = topic(topics, "joint_states", "joint_states")
+    odometry = _odometry_topics(topics, DEFAULT_ODOMETRY)
     dynamics = DynamicsNodeConfig(
         world_frame=world,
         state_rate=rate(rates, "state", 1000.0), odometry_rates=_odometry_rates(rates, rate(rates, "state", 1000.0)),
-        tf_rate=rate(rates, "tf", 100.0),
-        clock_rate=rate(rates, "clock", 1000.0), momentum_rate=rate(rates, "momentum", 100.0),
+        throttled_rate=rate(rates, "throttled_state", 50.0), tf_rate=rate(rates, "tf", 100.0),
+        clock_rate=rate(rates, "clock", 100.0), momentum_rate=rate(rates, "momentum", 100.0),
         diagnostics_rate=rate(rates, "diagnostics", 10.0),
         command_timeout=dyn.number("command_timeout", 0.05, exclusive_minimum=0.0),
-        joint_states=topic(topics, "joint_states", "joint_states"),
-        odometry=_odometry_topics(topics, DEFAULT_ODOMETRY),
+        joint_states=joint_states, odometry=odometry,
+        throttled_joint_states=joint_states + THROTTLED_SUFFIX,
+        throttled_odometry={name: name_ + THROTTLED_SUFFIX for name, name_ in odometry.items()},
         tf=topic(topics, "tf", "tf"), clock=topic(topics, "clock", "clock"),
         momentum_linear=topic(topics, "momentum_linear", "momentum/linear"),
         momentum_angular=topic(topics, "momentum_angular", "momentum/angular"),
@@ -209,8 +217,8 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
     monitor = MonitorNodeConfig(
         world_frame=world, rate=rate(mon, "rate", 50.0), diagnostics_rate=rate(mon, "diagnostics_rate", 10.0),
         state_timeout=mon.number("state_timeout", 0.1, exclusive_minimum=0.0),
-        joint_states=topic(topics, "joint_states", "joint_states"),
-        odometry=_odometry_topics(topics, DEFAULT_ODOMETRY),
+        joint_states=topic(topics, "joint_states", "joint_states" + THROTTLED_SUFFIX),
+        odometry=_odometry_topics(topics, DEFAULT_THROTTLED_ODOMETRY),
         diagnostics=topic(topics, "diagnostics", "diagnostics"),
         status=topic(topics, "status", "holonomy/status"),
         marker=topic(topics, "marker", "holonomy/marker"),

@@ -13,6 +13,14 @@ whether a subscriber or the recorder takes a message on that topic at this insta
 at this tick (e.g. clock at 1 kHz with only the 100 Hz recorder listening) costs nothing. Under rclpy the
 answer is always yes: the middleware's subscribers are not known in advance.
 
+A subscription may say how a host that does not deliver synchronously (ROS 2) should take it:
+- `latest_only`: only the newest message matters (a state holder): a queue of one, the rest dropped unread;
+- `time_source`: its header stamps are the publisher's simulated time at a rate the node's timers need (the
+  controller's joint_states): under simulated time the ROS host moves the node's clock to each message's
+  stamp and runs the timers then due, so a 1 kHz control update follows each 1 kHz state sample (as in the
+  lockstep runtime) without a 1 kHz /clock.
+The lockstep graph needs neither: it delivers every message at once and runs timers after the sensors.
+
 Messages handed to `publish` belong to the receivers from then on: the publisher never mutates them, and
 receivers treat them as read-only (as rclpy's intra-process delivery shares one object between subscribers).
 """
@@ -43,6 +51,8 @@ class Subscription:
     topic: str
     msgtype: str
     callback: Callable[[Any], None]
+    latest_only: bool = False       # see the module docstring
+    time_source: bool = False
 
 
 @dataclass(frozen=True)
@@ -75,8 +85,9 @@ class NodeCore:
         self.publications.append(Publication(topic, msgtype, transient_local))
         return topic
 
-    def add_subscription(self, topic: str, msgtype: str, callback: Callable[[Any], None]) -> None:
-        self.subscriptions.append(Subscription(topic, msgtype, callback))
+    def add_subscription(self, topic: str, msgtype: str, callback: Callable[[Any], None], latest_only: bool = False,
+                         time_source: bool = False) -> None:
+        self.subscriptions.append(Subscription(topic, msgtype, callback, latest_only, time_source))
 
     def add_timer(self, name: str, period: float, callback: Callable[[float], None], phase: int,
                   setting: tuple[str, str] | None = None) -> None:
@@ -112,3 +123,10 @@ class NodeCore:
 
     def start(self) -> None:
         """Called by the host after attach(): publish latched topics here."""
+
+    def finish(self, now: float) -> None:
+        """Called by a host that stops the node (a ROS node on SIGINT/SIGTERM) after its last callback: publish
+        what subscribers should see last. By default the node's diagnostics timers run once more."""
+        for timer in self.timers:
+            if timer.name == "diagnostics":
+                timer.callback(now)

@@ -1,8 +1,13 @@
 """Scenario player core: publishes a scenario's goals at their times, as a user or a planner would.
 
-- arm_controller/joint_trajectory (trajectory_msgs/JointTrajectory), stamped zero ("start on receipt");
+- arm_controller/joint_trajectory (trajectory_msgs/JointTrajectory), stamped to start START_DELAY after its
+  publish_at time (header.stamp, as the joint_trajectory_controller reads it): the motion then starts at the
+  same simulated instant however long the message takes to arrive (under ROS 2 a few ms; at once in the
+  lockstep runtime), as a planner stamps a trajectory slightly ahead of its delivery;
 - attitude_controller/setpoint (geometry_msgs/QuaternionStamped, frame world).
-Each goal is published once, at the first timer tick at or after its publish_at time.
+Each goal is published once, at the first timer tick at or after its publish_at time at which its topic has a
+subscriber (`wanted`): under ROS 2 a controller that connects after a goal's time gets the goal late instead of
+never (in the lockstep runtime the controller is always there).
 """
 from __future__ import annotations
 
@@ -14,6 +19,14 @@ from .scenario import AttitudeGoal, TrajectoryGoal
 
 # Slack (s) when comparing a tick time with a goal time: tick times are sums of the physics step.
 _TIME_SLACK = 1e-9
+# s from a trajectory's publication to its start: longer than its delivery under ROS 2 (the player runs on a
+# 100 Hz /clock, the message then takes ~1 ms), short against any scenario's timing.
+START_DELAY = 0.05
+
+
+def trajectory_message(types: MessageTypes, goal: TrajectoryGoal):
+    """The JointTrajectory the player publishes for `goal` (starting START_DELAY after goal.publish_at)."""
+    return cv.joint_trajectory(types, goal.publish_at + START_DELAY, goal.joint_names, goal.points)
 
 
 class ScenarioPlayerCore(NodeCore):
@@ -35,14 +48,15 @@ class ScenarioPlayerCore(NodeCore):
     def play(self, now: float) -> None:
         if now < self._next_at:              # nothing due: the common case, every tick
             return
-        if self.attitude is not None and "attitude" not in self.sent and now >= self.attitude.publish_at - _TIME_SLACK:
+        if self.attitude is not None and "attitude" not in self.sent and now >= self.attitude.publish_at - _TIME_SLACK \
+                and self.wanted(self.topics.attitude_setpoint):
             self.publish(self.topics.attitude_setpoint, cv.quaternion_stamped(
                 self.types, now, self.topics.world_frame, self.attitude.orientation_xyzw))
             self.sent.add("attitude")
         goal = self.trajectory
-        if goal is not None and "trajectory" not in self.sent and now >= goal.publish_at - _TIME_SLACK:
-            msg = cv.joint_trajectory(self.types, 0.0, goal.joint_names, goal.points)
-            self.publish(self.topics.trajectory, msg)
+        if goal is not None and "trajectory" not in self.sent and now >= goal.publish_at - _TIME_SLACK \
+                and self.wanted(self.topics.trajectory):
+            self.publish(self.topics.trajectory, trajectory_message(self.types, goal))
             self.sent.add("trajectory")
         self._next_at = self._next_goal_time()
 

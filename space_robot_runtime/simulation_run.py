@@ -32,7 +32,7 @@ from space_robot_nodes.lockstep_graph import Graph
 from space_robot_nodes.message_types import RosbagsMessageTypes
 from space_robot_nodes.monitor_core import build_monitor
 from space_robot_nodes.scenario import Scenario
-from space_robot_nodes.scenario_player_core import ScenarioPlayerCore
+from space_robot_nodes.scenario_player_core import ScenarioPlayerCore, trajectory_message
 
 from .bag_recorder import BagRecorder
 from .interruption import Interruption
@@ -117,7 +117,7 @@ class SimulationRun:
         goal = self.scenario.trajectory_goal
         if goal is None:
             return None
-        msg = cv.joint_trajectory(self.types, 0.0, goal.joint_names, goal.points)
+        msg = trajectory_message(self.types, goal)          # as the scenario player sends it
         names, points, start = cv.read_joint_trajectory(msg)
         try:
             report = self.servicer_controller.check_trajectory(names, points, goal.publish_at, self.q0, self.v0,

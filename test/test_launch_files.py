@@ -87,6 +87,8 @@ def test_glue_imports_and_explains_itself_without_rclpy(module, capsys):
 
 
 # ---- executing the launch files against a stand-in of the launch API ------------------------------------
+# It records how actions are constructed and runs opaque functions; it does not start processes, resolve
+# substitutions other than LaunchConfiguration, nor handle signals: test/ros2 runs the launch files for real.
 class _Action:
     """Records how a launch action or substitution was constructed."""
 
@@ -159,8 +161,10 @@ def test_simulation_launch_describes_the_scenarios_model(monkeypatch):
     servicer_links = {link.get("name") for link in rsp[""]["urdf"].findall("link")}
     assert {"base_link", "right_l6", "rw_x", "rw_y", "rw_z"} <= servicer_links
     assert "grapple_frame" in {link.get("name") for link in rsp["target/"]["urdf"].findall("link")}
-    assert rsp[""]["remappings"] == [] and rsp["target/"]["remappings"] == [("robot_description",
-                                                                              "target/robot_description")]
+    # both take the dynamics node's throttled joint states (they send /tf at 20 Hz whatever the input rate)
+    throttled = ("joint_states", "joint_states_throttle")
+    assert rsp[""]["remappings"] == [throttled]
+    assert rsp["target/"]["remappings"] == [throttled, ("robot_description", "target/robot_description")]
     assert rsp[""]["name"] != rsp["target/"]["name"]
     assert all(r["use_sim_time"] is True for r in rsp.values())
     assert "holonomy_monitor_node" in {n.kwargs["executable"] for n in nodes}

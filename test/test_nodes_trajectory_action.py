@@ -3,6 +3,10 @@ graph (dynamics + controller cores, 1 kHz): success within the goal tolerance, t
 the arm's stop, preemption by a goal or the topic, cancel, rejections naming the field; then the rclpy glue
 (space_robot_nodes.ros.trajectory_action_server) against a stand-in of rclpy.action and control_msgs.
 
+The stand-in models the goal handle's state machine and a Future a coroutine awaits; not rclpy's executor (when
+the execute coroutine resumes), the action's services and topics over DDS, nor shutdown: the real action server
+and client are tested under ROS 2 Humble in test/ros2/test_simulation_graph.py.
+
 Goals are submitted between control periods, as an rclpy executor delivers them between timer callbacks.
 """
 from __future__ import annotations

@@ -55,6 +55,9 @@ def expected_counts(scenario) -> dict:
               nodes.controller.attitude_setpoint: 1, nodes.controller.trajectory: 0}
     for name, topic in dyn.odometry.items():
         counts[topic] = n(dyn.odometry_rates.get(name, dyn.state_rate)) + 1
+    # the throttled copy of the state (monitor, robot_state_publisher under ROS 2)
+    for topic in (dyn.throttled_joint_states, *dyn.throttled_odometry.values()):
+        counts[topic] = n(dyn.throttled_rate)
     return counts
 
 

@@ -22,8 +22,9 @@ def short_run(tmp_path_factory):
 
 def test_a_short_run_says_which_requirements_it_could_not_evaluate(short_run, capsys):
     status, out = short_run
-    # 0.3 s ends before the trajectory goal's motion (6.5 s): the final requirements cannot be judged, the
-    # attitude requirement (over the whole run) can; nothing is unmet, so the exit status is 0
+    # 0.3 s ends before the trajectory goal's motion (published at 0.5 s, started 0.05 s later, 6 s long): the
+    # final requirements cannot be judged, the attitude requirement (over the whole run) can; nothing is
+    # unmet, so the exit status is 0
     assert status == EXIT_OK
     summary = json.loads((out / "summary.json").read_text())
     assert summary["complete"] is True and summary["requirements_met"] is None
@@ -32,7 +33,7 @@ def test_a_short_run_says_which_requirements_it_could_not_evaluate(short_run, ca
     assert requirements["max_attitude_error"]["met"] is True
     for name in ("final_tracking_error", "final_pregrasp_distance", "final_pregrasp_angle"):
         assert requirements[name]["met"] is None
-        assert "before the trajectory goal's motion ends (6.500 s)" in requirements[name]["not_evaluated_because"]
+        assert "before the trajectory goal's motion ends (6.550 s)" in requirements[name]["not_evaluated_because"]
     assert (out / "bag" / "metadata.yaml").is_file() and (out / "bag" / "bag.mcap").is_file()
     for name in PLOT_NAMES:
         assert (out / name).stat().st_size > 1000, name
@@ -106,7 +107,7 @@ def test_plot_rereads_the_bag(short_run, tmp_path, capsys):
     (["--duration", "inf"], "argument --duration: must be a finite number of seconds > 0"),
     (["--duration", "-1"], "argument --duration: must be a finite number of seconds > 0"),
     (["--out", "/proc/space_robot_test/x"], "choose a directory you can write"),
-    (["--set", "simulation.dt=0.0015"], "nodes.yaml: dynamics.rates.state: 1000 Hz (period 0.001 s"),
+    (["--set", "simulation.dt=0.0015"], "nodes.yaml: dynamics.rates.odometry.servicer: 1000 Hz (period 0.001 s"),
     (["--set", "nodes.dynamics.rates.tf=30"], "dynamics.rates.tf: 30 Hz (period 0.0333333 s, timer dynamics.tf) is "
                                               "not a whole number of simulation steps"),
 ])

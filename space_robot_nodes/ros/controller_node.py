@@ -15,6 +15,7 @@ def build(node, types):
     from space_robot_control.servicer_controller import ServicerController
     from space_robot_dynamics.model.system_model import SystemModel
     from space_robot_nodes.controller_core import ControllerCore
+    from space_robot_nodes.message_types import RosMessageTypes
 
     from .node_host import scenario_from_parameters
     from .trajectory_action_server import serve_trajectory_action
@@ -22,7 +23,9 @@ def build(node, types):
     scenario = scenario_from_parameters(node)
     controller = ServicerController(SystemModel(scenario.model), scenario.controller)
     core = ControllerCore(types, controller, scenario.nodes.controller)
-    serve_trajectory_action(node, types, core.trajectory_action, scenario.nodes.controller.trajectory_action.name)
+    # the action server works on rclpy's message classes (the core's topics go through the typestore)
+    serve_trajectory_action(node, RosMessageTypes(), core.trajectory_action,
+                            scenario.nodes.controller.trajectory_action.name)
     return core, None
 
 

@@ -13,11 +13,13 @@ from space_robot_nodes.message_types import INTERA_JOINT_COMMAND
 
 def build(node, types):
     from space_robot_dynamics.errors import SpaceRobotError
+    from space_robot_nodes.message_types import RosMessageTypes
     from space_robot_nodes.sawyer_adapter_core import SawyerAdapterCore
 
     from .node_host import scenario_from_parameters
 
-    if not types.has(INTERA_JOINT_COMMAND):
+    # the core builds the message from the typestore's definition; the topic needs the ROS 2 package's type
+    if not RosMessageTypes().has(INTERA_JOINT_COMMAND):
         raise SpaceRobotError(f"{INTERA_JOINT_COMMAND} is not available: build intera_core_msgs for ROS 2 (same "
                               "fields as the Intera SDK's ROS 1 message) and bridge it with ros1_bridge")
     scenario = scenario_from_parameters(node)

@@ -1,0 +1,114 @@
+"""ros2 CLI commands (launch, run, bag) started by the real ROS 2 tests, each in its own process group as a
+terminal starts a command, stopped the way a user stops them, and their output and exit statuses read back."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+# what launch prints when a process ends: "[INFO] [dynamics_node-4]: process has finished cleanly [pid 1]" or
+# "[ERROR] [dynamics_node-4]: process has died [pid 1, exit code -2, cmd '...']"
+_ENDED = re.compile(r"\[(?P<name>[A-Za-z0-9_]+)-\d+\]: process (?P<how>has finished cleanly|has died) "
+                    r"\[pid \d+(?:, exit code (?P<code>-?\d+))?")
+
+
+class RosCommand:
+    """One ros2 CLI command in its own session (process group), output in `log`."""
+
+    def __init__(self, args: list[str], log: Path, env: dict | None = None):
+        self.args = list(args)
+        self.log = Path(log)
+        self._file = open(self.log, "w")       # noqa: SIM115 - closed in wait()
+        self.process = subprocess.Popen(self.args, stdout=self._file, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+        self.returncode: int | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def output(self) -> str:
+        if not self._file.closed:
+            self._file.flush()
+        return self.log.read_text(errors="replace")
+
+    def signal_group(self, signum: int = signal.SIGINT) -> None:
+        """As a terminal's Ctrl-C (SIGINT) reaches every process of the foreground group."""
+        try:
+            os.killpg(self.process.pid, signum)
+        except ProcessLookupError:
+            pass
+
+    def signal_process(self, pid: int, signum: int) -> None:
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
+
+    def wait(self, timeout: float = 30.0) -> int:
+        """The exit status; after `timeout` the group is killed and AssertionError raised."""
+        try:
+            self.returncode = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(f"{' '.join(self.args)} did not end within {timeout} s:\n"
+                                 f"{self.output()[-3000:]}") from None
+        finally:
+            self._file.close()
+        return self.returncode
+
+    def kill(self) -> None:
+        """Last resort (a test that failed half-way): SIGKILL to the whole group, reaped."""
+        if self.alive():
+            self.signal_group(signal.SIGKILL)
+            self.process.wait(10)
+        self._file.close()
+
+    def children(self) -> list[int]:
+        """Process ids of every descendant (the nodes of a launch, the node of a `ros2 run`)."""
+        parents: dict[int, list[int]] = {}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+                parents.setdefault(ppid, []).append(int(entry.name))
+        found, todo = [], [self.process.pid]
+        while todo:
+            for child in parents.get(todo.pop(), []):
+                found.append(child)
+                todo.append(child)
+        return found
+
+
+def launch_exits(output: str) -> dict[str, int]:
+    """Launch's report of how each process ended: executable name -> exit code (0 for 'finished cleanly')."""
+    ended = {}
+    for match in _ENDED.finditer(output):
+        ended[match["name"]] = 0 if match["how"] == "has finished cleanly" else int(match["code"] or 1)
+    return ended
+
+
+def tracebacks(output: str) -> list[str]:
+    """The lines of `output` that start a Python traceback or report a KeyboardInterrupt."""
+    return [line for line in output.splitlines() if "Traceback (most recent call last)" in line
+            or "KeyboardInterrupt" in line]
+
+
+def wait_until(condition, timeout: float, what: str, period: float = 0.1):
+    """condition() until it is truthy (returned) or `timeout` s pass (AssertionError naming `what`)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(period)

@@ -1,0 +1,153 @@
+"""Every node alone (`ros2 run space_robot ...`) with the shipped scenarios, and how it ends.
+
+For each node and scenario three copies start together and are stopped three ways: a terminal's Ctrl-C (SIGINT to
+the `ros2 run` process group), a double Ctrl-C, and SIGTERM to the node's process (a process manager). Each must
+end with status 0, print no traceback, and (nodes with diagnostics) send a last "<node>: node" status naming
+the signal, from its own process id. Then: the documented parameter overrides, the dynamics node's command
+timeout, and a monitor refusing a scenario without one.
+"""
+from __future__ import annotations
+
+import math
+import signal
+import time
+
+import pytest
+from ros2_available import require_ros2
+
+require_ros2()
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
+from geometry_msgs.msg import QuaternionStamped  # noqa: E402
+from ros2_probe import values  # noqa: E402
+from ros2_processes import RosCommand, tracebacks, wait_until  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+
+START_TIMEOUT = 60.0
+PREGRASP, SAWYER = "servicer_pregrasp.yaml", "sawyer_lab.yaml"
+# executable -> the core's name in diagnostics (None: the node has no diagnostics)
+CORES = {"dynamics_node": "dynamics", "controller_node": "controller", "holonomy_monitor_node": "holonomy_monitor",
+         "scenario_player": None, "sawyer_command_adapter": "sawyer_command_adapter"}
+RUNS = [("dynamics_node", PREGRASP), ("dynamics_node", SAWYER), ("controller_node", PREGRASP),
+        ("controller_node", SAWYER), ("holonomy_monitor_node", PREGRASP), ("scenario_player", PREGRASP),
+        ("scenario_player", SAWYER), ("sawyer_command_adapter", SAWYER)]
+WAYS = ("SIGINT", "SIGINT twice", "SIGTERM")
+
+
+def run_node(executable: str, scenario_path, log, env, *parameters: str) -> RosCommand:
+    args = ["ros2", "run", "space_robot", executable, "--ros-args", "-p", f"scenario:={scenario_path}"]
+    for parameter in parameters:
+        args += ["-p", parameter]
+    return RosCommand(args, log, env)
+
+
+def node_pid(command: RosCommand) -> int:
+    """The node's process: the child of `ros2 run`."""
+    return wait_until(lambda: command.children()[:1], 10, "the node process")[0]
+
+
+def wait_running(command: RosCommand, executable: str) -> None:
+    wait_until(lambda: " running" in command.output() or not command.alive(), START_TIMEOUT, f"{executable} to start")
+    assert command.alive(), command.output()[-3000:]
+
+
+@pytest.mark.parametrize(("executable", "scenario"), RUNS, ids=[f"{e}-{s[:-5]}" for e, s in RUNS])
+def test_a_node_alone_ends_cleanly_on_sigint_twice_and_sigterm(executable, scenario, probe, share_dir, ros_env,
+                                                             tmp_path):
+    probe.listen("/diagnostics", DiagnosticArray)
+    path = share_dir / "config" / "scenarios" / scenario
+    commands = {way: run_node(executable, path, tmp_path / f"{i}.log", ros_env) for i, way in enumerate(WAYS)}
+    try:
+        for command in commands.values():
+            wait_running(command, executable)
+        pids = {way: node_pid(command) for way, command in commands.items()}
+        time.sleep(1.0)                               # a second of running (timers, diagnostics)
+        start = time.monotonic()
+        commands["SIGINT"].signal_group(signal.SIGINT)
+        commands["SIGINT twice"].signal_group(signal.SIGINT)
+        commands["SIGINT twice"].signal_group(signal.SIGINT)
+        commands["SIGTERM"].signal_process(pids["SIGTERM"], signal.SIGTERM)
+        for way, command in commands.items():
+            assert command.wait(30) == 0, (way, command.output()[-3000:])
+            assert not tracebacks(command.output()), (way, command.output()[-3000:])
+        core = CORES[executable]
+        if core is None:
+            return
+        for way, pid in pids.items():
+            final = probe.wait_for(lambda pid=pid: [s for s in probe.statuses(f"{core}: node", start)
+                                                    if values(s)["pid"] == str(pid)], 5, f"the last report ({way})")
+            assert final[0].message == f"stopped on {way.split()[0]}", way
+    finally:
+        for command in commands.values():
+            command.kill()
+
+
+def test_a_monitor_without_a_monitored_scenario_says_so_and_exits_2(share_dir, ros_env, tmp_path):
+    command = run_node("holonomy_monitor_node", share_dir / "config" / "scenarios" / SAWYER, tmp_path / "m.log",
+                       ros_env)
+    try:
+        assert command.wait(60) == 2
+        assert "no holonomy monitor" in command.output() and not tracebacks(command.output())
+    finally:
+        command.kill()
+
+
+def test_the_dynamics_node_alone_times_out_a_command_to_zero_torque(probe, share_dir, ros_env, tmp_path):
+    probe.listen("/diagnostics", DiagnosticArray)
+    command = run_node("dynamics_node", share_dir / "config" / "scenarios" / PREGRASP, tmp_path / "d.log", ros_env)
+    arm = probe.node.create_publisher(Float64MultiArray, "/arm_effort_controller/commands", 10)
+    try:
+        wait_running(command, "dynamics_node")
+        wait_until(lambda: arm.get_subscription_count() > 0, 15, "the dynamics node's command subscription")
+        start = time.monotonic()
+        first = probe.wait_for(lambda: probe.statuses("dynamics: arm_command", start), 5, "a report")
+        assert first[0].message == "no command received yet: zero torque"
+        arm.publish(Float64MultiArray(data=[0.0] * 7))
+        # accepted, then 50 ms later (command_timeout) zero torque, reported at ERROR with the count
+        timed_out = probe.wait_for(lambda: [s for s in probe.statuses("dynamics: arm_command", start)
+                                            if s.level == DiagnosticStatus.ERROR], 5, "the timeout reported")
+        assert "zero torque" in timed_out[0].message
+        assert values(timed_out[0])["accepted"] == "1" and values(timed_out[0])["timeouts"] == "1"
+    finally:
+        probe.node.destroy_publisher(arm)
+        command.signal_group(signal.SIGINT)
+        command.wait(30)
+        command.kill()
+
+
+def test_the_documented_overrides_apply(probe, share_dir, ros_env, tmp_path):
+    """README: `-p overrides:="['controller.controller.modes=[joint_tracking]']"` switches the wheels off (an
+    attitude setpoint is then refused); the dynamics node's real_time_factor scales simulated time."""
+    probe.listen("/diagnostics", DiagnosticArray).listen("/clock", Clock)
+    path = share_dir / "config" / "scenarios" / PREGRASP
+    controller = run_node("controller_node", path, tmp_path / "c.log", ros_env,
+                          "overrides:=['controller.controller.modes=[joint_tracking]']")
+    dynamics = run_node("dynamics_node", path, tmp_path / "d.log", ros_env, "real_time_factor:=2.0")
+    setpoint = probe.node.create_publisher(QuaternionStamped, "/attitude_controller/setpoint", 10)
+    try:
+        wait_running(controller, "controller_node")
+        wait_running(dynamics, "dynamics_node")
+        wait_until(lambda: setpoint.get_subscription_count() > 0, 15, "the controller's setpoint subscription")
+        start = time.monotonic()
+        msg = QuaternionStamped()
+        msg.header.frame_id = "world"
+        msg.quaternion.w = 1.0
+        setpoint.publish(msg)
+        refused = probe.wait_for(lambda: [s for s in probe.statuses("controller: goals", start)
+                                          if s.level == DiagnosticStatus.ERROR], 5, "the setpoint refused")
+        assert "attitude_hold mode is off" in refused[0].message
+        time.sleep(2.0)
+        ticks = probe.timed_messages("/clock", since=start + 0.5)
+        stamps = [t.clock.sec + t.clock.nanosec * 1e-9 for _at, t in ticks]
+        walls = [at for at, _t in ticks]
+        assert (stamps[-1] - stamps[0]) / (walls[-1] - walls[0]) == pytest.approx(2.0, rel=0.1)
+        assert math.isfinite(stamps[-1])
+    finally:
+        probe.node.destroy_publisher(setpoint)
+        probe.forget("/clock")
+        for command in (controller, dynamics):
+            command.signal_group(signal.SIGINT)
+        for command in (controller, dynamics):
+            command.wait(30)
+            command.kill()
