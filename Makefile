@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(VENV)/bin/python bench/bench_controller.py
 	$(VENV)/bin/python bench/bench_monitor.py
 	$(VENV)/bin/python bench/bench_graph.py
+	$(VENV)/bin/python bench/bench_startup.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -2,5 +2,22 @@
 system, reaction-wheel attitude control, and the servicer controller that combines them.
 
 Nothing here imports rclpy; the node glue imports from here, never the reverse. This package imports
-from space_robot_dynamics (the model), never the reverse.
+from space_robot_dynamics (the model), never the reverse. The public names below are importable from the
+package itself, each imported on first use (space_robot_dynamics.lazy_exports).
 """
+from space_robot_dynamics.lazy_exports import lazy_exports
+
+_EXPORTS = {
+    "ServicerController": ".servicer_controller", "ControlOutput": ".servicer_controller",
+    "ControllerConfig": ".controller_config", "load_controller_config": ".controller_config",
+    "read_controller_config": ".controller_config", "MODES": ".controller_config",
+    "JointTrajectoryFollower": ".joint_trajectory", "TrajectoryPoint": ".joint_trajectory",
+    "JointLimits": ".joint_trajectory", "TrajectoryReport": ".joint_trajectory", "Reference": ".joint_trajectory",
+    "FreeFloatingComputedTorque": ".computed_torque", "ReducedDynamics": ".computed_torque",
+    "ComputedTorqueStep": ".computed_torque",
+    "AttitudeController": ".attitude_control", "AttitudeGains": ".attitude_control",
+    "AttitudeCommand": ".attitude_control", "quaternion_error": ".attitude_control",
+    "wheel_spin_axes": ".attitude_control",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

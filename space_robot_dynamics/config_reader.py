@@ -25,8 +25,9 @@ from .package_share import resolve, share_directory
 _MISSING = object()
 
 
-class _Yaml12Loader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2's float syntax (core schema): exponents without a dot or a sign."""
+class _Yaml12Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """SafeLoader (libyaml's, ~10x faster, where PyYAML has it) with YAML 1.2's float syntax (core schema):
+    exponents without a dot or a sign."""
 
 
 _FLOAT_12 = re.compile(r"""^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?

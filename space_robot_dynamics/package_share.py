@@ -4,6 +4,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .errors import ConfigError
+
 PACKAGE_NAME = "space_robot"
 
 
@@ -36,3 +38,19 @@ def resolve(path: str | Path) -> Path:
     if path.is_absolute():
         return path
     return share_directory() / path
+
+
+def find_in_share(text: str | Path, folder: str, kind: str = "file") -> Path:
+    """A configuration file given as a path (absolute, or relative to the working directory), a path relative
+    to the share directory, or the name of a file in the share's `folder`, with or without ".yaml"
+    ("servicer_pregrasp" -> <share>/config/scenarios/servicer_pregrasp.yaml). ConfigError naming `kind` if none
+    is a file."""
+    path = Path(text)
+    if path.is_file():
+        return path.resolve()
+    for candidate in (resolve(path), resolve(Path(folder) / path), resolve(Path(folder) / f"{text}.yaml")):
+        if candidate.is_file():
+            return candidate
+    shipped = sorted(p.stem for p in resolve(folder).glob("*.yaml"))
+    raise ConfigError(kind, f"{str(text)!r}: no such file (looked in the working directory {Path.cwd()} and in "
+                      f"{resolve(folder)}, which has: {', '.join(shipped) or 'nothing'})")

@@ -31,6 +31,8 @@ What each figure means (docs/holonomy.md has one paragraph and the equation for 
 - generalized Jacobian J* (generalized_jacobian.py): smallest singular value and manipulability of the
   length-scaled J*, and its inverse condition number sigma_min / sigma_max; that ratio going to zero is a
   dynamic singularity (a uniformly small J*, e.g. while holding a heavy target, is not).
+- the mechanical connection K and its curvature F themselves (SI, MonitorReport.connection, .curvature and
+  .curvature_tensor()): the matrices the ranks and J* above come from, for users' own analysis.
 """
 from __future__ import annotations
 
@@ -95,6 +97,23 @@ class MonitorReport:
     jstar_inverse_condition: float           # sigma_min / sigma_max of the scaled J*
     jstar_manipulability: float
     jstar: np.ndarray = field(repr=False)    # (6 x n) SI, end-effector frame origin twist, world axes
+    # The mechanical connection and its curvature (mechanical_connection.py), columns per shape joint in
+    # `shape_joints` order (the robot's one-DOF joints): fibre twists stacked per fibre (robot base, then the
+    # target's while attached), each [linear m/s, angular rad/s] in its own base frame (Pinocchio LOCAL).
+    connection: np.ndarray = field(repr=False)   # K (6 n_f x n_s): base twist per unit joint rate, xi = K qdot
+    curvature: np.ndarray = field(repr=False)    # F (6 n_f x n_pairs): column p = F_ij, (i, j) = curvature_pairs[p]
+    curvature_pairs: tuple = field(repr=False)   # (i, j) index arrays, i < j, into shape_joints
+    shape_joints: tuple = field(repr=False)      # joint names of K's columns and of the pairs' indices
+
+    def curvature_tensor(self) -> np.ndarray:
+        """F as (n_s, n_s, 6 n_f), F[i, j] the base-twist change per unit loop area in joints i then j
+        (rad or m per rad^2), antisymmetric in (i, j)."""
+        n_shape = len(self.shape_joints)
+        tensor = np.zeros((n_shape, n_shape, len(self.curvature)))
+        i, j = self.curvature_pairs
+        tensor[i, j] = self.curvature.T
+        tensor[j, i] = -self.curvature.T
+        return tensor
 
     @classmethod
     def of(cls, **values) -> MonitorReport:
@@ -202,6 +221,9 @@ class HolonomyMonitor:
         self._modes = {False: self._mode([robot], self._connection_free)}
         if self.target is not None:
             self._modes[True] = self._mode([robot, self.target], self._connection_attached)
+        for mode in self._modes.values():      # the reports hand these index arrays out: nobody may change them
+            for index in mode.figures.pairs:
+                index.flags.writeable = False
         self._attached = bool(settings.target.attached) if settings.target is not None else False
         self.reset()
 
@@ -335,7 +357,8 @@ class HolonomyMonitor:
             linear_integrability_residual=figures.linear_residual,
             contact_residual=contact, jstar_singular_values=jac_sv,
             jstar_sigma_min=sigma_min, jstar_inverse_condition=inverse_condition,
-            jstar_manipulability=manipulability, jstar=jstar,
+            jstar_manipulability=manipulability, jstar=jstar, connection=curvature.K, curvature=curvature.F,
+            curvature_pairs=mode.figures.pairs, shape_joints=self.robot.joint_names,
         )
 
     def _centre_of_mass(self, data: pin.Data, mode: _Mode) -> tuple[np.ndarray, np.ndarray]:

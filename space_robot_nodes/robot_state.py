@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
-from scipy.spatial.transform import Rotation
 
 from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.index_views import contiguous_index
@@ -217,6 +216,7 @@ class BaseSlot:
             q[self.qs] = xyzw
             v[self.vs] = angular
         elif self.kind == "planar":
-            yaw = Rotation.from_quat(xyzw).as_euler("xyz")[2]
+            x, y, z, w = xyzw              # yaw of the rotation about the table normal z (planar base)
+            yaw = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
             q[self.qs] = [position[0], position[1], np.cos(yaw), np.sin(yaw)]
             v[self.vs] = [linear[0], linear[1], angular[2]]

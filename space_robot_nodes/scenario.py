@@ -23,7 +23,7 @@ from space_robot_dynamics.config_reader import ConfigReader, load_yaml_file, par
 from space_robot_dynamics.errors import ConfigError
 from space_robot_dynamics.model.model_config import ModelConfig, read_model_config
 from space_robot_dynamics.model.system_model import SystemModel
-from space_robot_dynamics.package_share import resolve
+from space_robot_dynamics.package_share import find_in_share, resolve
 from space_robot_dynamics.simulation.initial_state import read_initial_state
 from space_robot_dynamics.simulation.simulator import SimulationSettings, read_simulation_settings
 
@@ -309,17 +309,7 @@ def find_scenario(scenario: str | Path) -> Path:
     """A scenario file from what a user gives: a path (absolute, or relative to the working directory), a path
     relative to the package share, or the name of a shipped scenario ('servicer_pregrasp'). ConfigError
     saying where it looked otherwise."""
-    text = str(scenario)
-    path = Path(text)
-    if path.is_file():
-        return path.resolve()
-    if not path.is_absolute():
-        for candidate in (resolve(text), resolve(f"{SCENARIO_FOLDER}/{text}"),
-                          resolve(f"{SCENARIO_FOLDER}/{text}.yaml")):
-            if candidate.is_file():
-                return candidate
-    raise ConfigError("scenario", f"{text!r}: no such file (looked in the working directory {Path.cwd()} and "
-                      f"in {resolve(SCENARIO_FOLDER)}; shipped scenarios: {', '.join(shipped_scenarios())})")
+    return find_in_share(scenario, SCENARIO_FOLDER, "scenario")
 
 
 def load_scenario(scenario: str | Path = DEFAULT_SCENARIO, overrides=None) -> Scenario:

@@ -60,7 +60,7 @@ def _scenario_list() -> str:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="space-robot-sim", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Run a scenario in the standalone runtime (lockstep simulated time, no ROS 2 needed) and "
+        description="Run a scenario in the standalone runtime (lockstep simulated time, no ROS 2 needed) and\n"
                     "write a rosbag2 (MCAP), summary.json and plots into an output directory that the run owns.",
         epilog=f"{_scenario_list()}\n\n{EXIT_STATUS_HELP}")
     parser.add_argument("scenario", nargs="?", default="servicer_pregrasp", help="scenario name or YAML file")
@@ -71,7 +71,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="override an entry (VALUE is YAML): FILE.KEY for the files the scenario names "
                              "(model., nodes., controller., monitor.), any other KEY for the scenario itself, "
                              "e.g. --set simulation.dt=0.0005 --set controller.controller.modes=[joint_tracking] "
-                             "--set model.subtrees.servicer.xacro_args.wheel_layout=pyramid")
+                             "--set model=config/models/servicer_target_pyramid.yaml "
+                             "--set model.subtrees.target.mount.xyz=[0, 0, 1] (list entries by index or name)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace the outputs of an earlier space-robot-sim run in --out")

@@ -30,12 +30,26 @@ class OutputError(SpaceRobotError):
     """The output directory cannot be used (exists and is not ours, cannot be created or written)."""
 
 
+# what a run of this tool wrote before it had a marker file (space_robot 0.x): recognised so that --overwrite
+# (and `make demo`) still replaces it after an upgrade
+_LEGACY_NAMES = {"bag", "summary.json", "base_attitude.png", "joint_angles.png", "wheel_speeds.png",
+                 "momentum_drift.png"}
+_LEGACY_RUN_INFO = "space_robot.run_info"
+
+
 def written_by_this_tool(directory: Path) -> bool:
-    """Whether `directory` holds a run of this tool (its marker file names the tool)."""
+    """Whether `directory` holds a run of this tool: its marker file names the tool, or (written before the
+    marker existed) it holds only what a run writes, with the run's information in the bag's metadata."""
     try:
         return json.loads((directory / MARKER).read_text()).get("tool") == TOOL
     except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        names = {p.name for p in directory.iterdir()}
+        metadata = (directory / "bag" / "metadata.yaml").read_text()
+    except OSError:
         return False
+    return "bag" in names and names <= _LEGACY_NAMES and _LEGACY_RUN_INFO in metadata
 
 
 class OutputDirectory:

@@ -4,12 +4,19 @@ Per model subtree: the xacro-expanded URDF on `<namespace>/robot_description` (s
 transient-local; namespace from the subtree's frame_prefix, e.g. target/robot_description) - RSP keeps the
 URDF names unprefixed and prefixes the TF frames, which RViz's RobotModel matches with its TF Prefix. One
 tf_static message (transient-local) with every fixed joint of every subtree, and tf for the moving joints
-from joint_states at `rate`. Transforms are parent link -> child link, computed from Pinocchio's frame
-placements of the same model the simulator uses.
+from joint_states at `rate`, stamped with the joint state's time.
+
+Like the real robot_state_publisher (through KDL), the transforms come from the URDF itself, parent link ->
+child link = origin(xyz, rpy) * motion(axis, position), with the positions of joint_states as they are (a
+continuous joint's angle included): not from the simulator's Pinocchio model, so the bag's tf is an
+independent reading of the URDF (test_runtime_bag.py composes it and compares with Pinocchio's frames). All
+moving joints are worked out together: a revolute joint's rotation is q_origin * (axis sin(a/2), cos(a/2)),
+linear in (sin(a/2), cos(a/2)), so every joint's quaternion is U sin + Q0 cos with U and Q0 fixed at start.
 """
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
@@ -21,7 +28,49 @@ from space_robot_nodes.message_types import MessageTypes
 from space_robot_nodes.node_core import SENSE, NodeCore
 from space_robot_nodes.robot_descriptions import robot_descriptions
 
-MOVING = ("revolute", "continuous", "prismatic")
+REVOLUTE = ("revolute", "continuous")
+PRISMATIC = ("prismatic",)
+MOVING = REVOLUTE + PRISMATIC
+
+
+@dataclass(frozen=True)
+class UrdfJoint:
+    """One URDF joint: names (frames prefixed), type, origin (m; rotation as quaternion x, y, z, w) and unit axis,
+    all in the parent link's frame."""
+
+    name: str
+    kind: str
+    parent: str
+    child: str
+    origin_xyz: np.ndarray
+    origin_xyzw: np.ndarray
+    axis: np.ndarray
+
+
+def urdf_joints(urdf: str, prefix: str) -> list[UrdfJoint]:
+    """The joints of a URDF text (URDF defaults: zero origin, axis x)."""
+    joints = []
+    for joint in ET.fromstring(urdf).findall("joint"):
+        origin = joint.find("origin")
+        xyz = _floats(origin.get("xyz") if origin is not None else None)
+        rpy = _floats(origin.get("rpy") if origin is not None else None)
+        axis_element = joint.find("axis")
+        axis = _floats(axis_element.get("xyz") if axis_element is not None else None, (1.0, 0.0, 0.0))
+        joints.append(UrdfJoint(prefix + joint.get("name"), joint.get("type"),
+                                prefix + joint.find("parent").get("link"), prefix + joint.find("child").get("link"),
+                                xyz, pin.Quaternion(pin.rpy.rpyToMatrix(rpy)).coeffs().copy(),
+                                axis / np.linalg.norm(axis)))
+    return joints
+
+
+def _floats(text: str | None, default=(0.0, 0.0, 0.0)) -> np.ndarray:
+    return np.array([float(x) for x in text.split()] if text else default, dtype=float)
+
+
+def left_product_matrix(xyzw: np.ndarray) -> np.ndarray:
+    """L(p) with p * r = L(p) r for quaternions (x, y, z, w) (Hamilton product)."""
+    x, y, z, w = xyzw
+    return np.array([[w, -z, y, x], [z, w, -x, y], [-y, x, w, z], [-x, -y, -z, w]])
 
 
 class RobotStatePublisherCore(NodeCore):
@@ -32,29 +81,30 @@ class RobotStatePublisherCore(NodeCore):
         super().__init__(types)
         self.system = system
         self.topics = {"joint_states": joint_states, "tf": tf, "tf_static": tf_static}
-        self.data = system.model.createData()
         self.descriptions: dict[str, str] = {}
-        self.static_joints: list[tuple[str, str]] = []     # (parent frame, child frame), prefixed
-        self.moving_joints: list[tuple[str, str, str]] = []  # (joint name in the model, parent, child)
+        joints = []
         for description in robot_descriptions(system.config):
             self.descriptions[description.topic] = description.urdf
-            prefix = description.frame_prefix
-            for joint in ET.fromstring(description.urdf).findall("joint"):
-                parent = prefix + joint.find("parent").get("link")
-                child = prefix + joint.find("child").get("link")
-                if joint.get("type") in MOVING:
-                    self.moving_joints.append((prefix + joint.get("name"), parent, child))
-                else:
-                    self.static_joints.append((parent, child))
-        self._frame = {name: system.model.getFrameId(name)
-                       for pair in self.static_joints + [(p, c) for _, p, c in self.moving_joints] for name in pair}
-        # (parent, child, oMf[parent], oMf[child]): Pinocchio's vector items are views into self.data, which
-        # framesForwardKinematics updates in place, so they are looked up once (test_runtime_bag checks the
-        # published joint transforms against the joint angles)
-        placements = self.data.oMf
-        self._moving_placements = [(parent, child, placements[self._frame[parent]], placements[self._frame[child]])
-                                   for _, parent, child in self.moving_joints]
-        self._q_index = _JointIndex(system, [name for name, _, _ in self.moving_joints])
+            joints += urdf_joints(description.urdf, description.frame_prefix)
+        self.static_joints = [j for j in joints if j.kind not in MOVING]
+        self.moving_joints = [j for j in joints if j.kind in MOVING]
+        moving = self.moving_joints
+        revolute = np.array([j.kind in REVOLUTE for j in moving], dtype=bool)
+        origins = np.array([j.origin_xyzw for j in moving]).reshape(-1, 4)
+        axes = np.array([j.axis for j in moving]).reshape(-1, 3)
+        lefts = [left_product_matrix(q) for q in origins]
+        # quaternion = U sin(a/2) + Q0 cos(a/2) (revolute; U = 0 for prismatic, whose rotation is the origin's)
+        self._u = np.array([left[:, :3] @ axis if r else np.zeros(4) for left, axis, r in zip(lefts, axes, revolute)])
+        self._q0 = origins
+        # translation = origin + R_origin axis d (prismatic; zero slide for revolute)
+        self._xyz0 = np.array([j.origin_xyz for j in moving]).reshape(-1, 3)
+        self._slide = np.array([pin.Quaternion(q[3], q[0], q[1], q[2]).toRotationMatrix() @ a if not r
+                                else np.zeros(3) for q, a, r in zip(origins, axes, revolute)]).reshape(-1, 3)
+        self._revolute = revolute.astype(float)
+        self._any_prismatic = not revolute.all()
+        self._names = tuple(j.name for j in moving)
+        self._frames = [(j.parent, j.child) for j in moving]
+        self._row_plan: tuple | None = None          # (name tuple of the last JointState, rows of our joints)
         self._tf = mb.TransformBuilder(types)
         self._header = types.constructor("std_msgs/msg/Header", ("stamp", "frame_id"))
         self._latest = None
@@ -68,71 +118,41 @@ class RobotStatePublisherCore(NodeCore):
     def _on_joint_state(self, msg) -> None:
         self._latest = msg
 
-    def _relative(self, parent: str, child: str) -> pin.SE3:
-        placements = self.data.oMf
-        return placements[self._frame[parent]].actInv(placements[self._frame[child]])
-
-    def _transforms(self, t: float, pairs) -> list:
-        out = []
-        for parent, child in pairs:
-            m = self._relative(parent, child)
-            out.append(cv.transform_stamped(self.types, t, parent, child, m.translation,
-                                            pin.Quaternion(m.rotation).coeffs()))
-        return out
-
     def start(self) -> None:
         t = self.now()
         for topic, urdf in sorted(self.descriptions.items()):
             self.publish(topic, cv.string(self.types, urdf))
-        pin.framesForwardKinematics(self.system.model, self.data, self.system.neutral())
-        self.publish(self.topics["tf_static"], cv.tf_message(self.types, self._transforms(t, self.static_joints)))
+        self.publish(self.topics["tf_static"], cv.tf_message(self.types, [
+            cv.transform_stamped(self.types, t, j.parent, j.child, j.origin_xyz, j.origin_xyzw)
+            for j in self.static_joints]))
+
+    def poses(self, names, position) -> np.ndarray | None:
+        """[x, y, z, qx, qy, qz, qw] of each moving joint's child link in its parent link (rows in moving_joints
+        order) for the named positions (rad, m); None when a moving joint is not named."""
+        names = tuple(names)
+        if self._row_plan is None or self._row_plan[0] != names:
+            row_of = {name: i for i, name in enumerate(names)}
+            rows = [row_of.get(name) for name in self._names]
+            self._row_plan = (names, None if None in rows else np.array(rows, dtype=int))
+        rows = self._row_plan[1]
+        if rows is None:
+            return None
+        values = np.asarray(position, dtype=float)[rows]
+        half = 0.5 * values * self._revolute           # a prismatic joint keeps its origin's rotation
+        quaternions = self._u * np.sin(half)[:, None] + self._q0 * np.cos(half)[:, None]
+        translations = self._xyz0 + self._slide * values[:, None] if self._any_prismatic else self._xyz0
+        return np.hstack((translations, quaternions))
 
     def publish_tf(self, now: float) -> None:
         msg = self._latest
         topic = self.topics["tf"]
         if msg is None or not self.moving_joints or not self.wanted(topic):
             return
-        pin.framesForwardKinematics(self.system.model, self.data, self._q_index.configuration(msg))
-        build, header, to_xyzquat = self._tf.from_xyzquat, self._header, pin.SE3ToXYZQUAT
+        poses = self.poses(msg.name, msg.position)
+        if poses is None:            # a joint_states without all our joints: nothing to publish (as RSP)
+            return
+        build, header = self._tf.from_xyzquat, self._header
         stamp = msg.header.stamp                       # the joint state's time, as robot_state_publisher
-        transforms = [build(header(stamp, parent), child, to_xyzquat(placement.actInv(child_placement)).tolist())
-                      for parent, child, placement, child_placement in self._moving_placements]
+        transforms = [build(header(stamp, parent), child, pose)
+                      for (parent, child), pose in zip(self._frames, poses.tolist())]
         self.publish(topic, self._tf.message(transforms))
-
-
-class _JointIndex:
-    """Model configuration q from a JointState's named positions; joints it does not name stay neutral."""
-
-    def __init__(self, system: SystemModel, joints: list[str]):
-        self.system = system
-        self.joints = list(joints)
-        self.neutral = system.neutral()
-        self._names = None
-        self._plan = None
-
-    def configuration(self, msg) -> np.ndarray:
-        names = msg.name
-        if names is not self._names:                    # a new name list: map it (once for a fixed publisher)
-            self._plan = self._map(list(names))
-            self._names = names if isinstance(names, tuple) else None   # only an immutable list is cached
-        rows, q_index, cos_rows, cos_index = self._plan
-        position = np.asarray(msg.position, dtype=float)
-        q = self.neutral.copy()
-        q[q_index] = position[rows]
-        if len(cos_rows):
-            angles = position[cos_rows]
-            q[cos_index] = np.cos(angles)
-            q[cos_index + 1] = np.sin(angles)
-        return q
-
-    def _map(self, names: list[str]):
-        """(rows, q indices) of the revolute/prismatic joints and (rows, cos indices) of the continuous ones."""
-        row_of = {name: i for i, name in enumerate(names)}
-        plain, continuous = ([], []), ([], [])
-        for joint in self.joints:
-            if joint in row_of:
-                s = self.system.q_slice(joint)
-                target = continuous if s.stop - s.start == 2 else plain
-                target[0].append(row_of[joint])
-                target[1].append(s.start)
-        return tuple(np.array(x, dtype=int) for x in plain + continuous)

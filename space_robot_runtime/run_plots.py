@@ -83,12 +83,7 @@ def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_lim
             line = ax.plot(t, q[:, i] if len(t) else [], label=name)[0]
             if trace.goal_positions is not None and len(t):
                 ax.axhline(trace.goal_positions[i], color=line.get_color(), linestyle=":", linewidth=0.8)
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("joint angle (rad)")
-        ax.set_title(f"{title}: arm joints (dotted: goal)")
-        # outside the axes: inside, a legend of 7 joints always covers a curve
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0.0)
-        ax.grid(True)
+        _finish(ax, "joint angle (rad)", f"{title}: arm joints (dotted: goal)")
         paths.append(_save(figure, out / PLOT_NAMES[1]))
 
     if trace.wheel_joints:
@@ -103,15 +98,11 @@ def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_lim
                 for sign in (1, -1):
                     ax.axhline(sign * wheel_max_speed, color="r", linestyle="--", linewidth=0.8,
                                label="speed limit" if sign > 0 else None)
-                limit_note = f" (limit +-{_number(wheel_max_speed)} rad/s, dashed)"
+                limit_note = f" (limit ±{_number(wheel_max_speed)} rad/s, dashed)"
             else:
-                limit_note = f" (peak {_number(peak / wheel_max_speed * 100)} % of the +-{_number(wheel_max_speed)} " \
+                limit_note = f" (peak {_number(peak / wheel_max_speed * 100)} % of the ±{_number(wheel_max_speed)} " \
                              "rad/s limit)"
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("wheel speed relative to the bus (rad/s)")
-        ax.set_title(f"{title}: reaction wheels{limit_note}")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0.0)
-        ax.grid(True)
+        _finish(ax, "wheel speed relative to the bus (rad/s)", f"{title}: reaction wheels{limit_note}")
         paths.append(_save(figure, out / PLOT_NAMES[2]))
 
     t, dp, dl = trace.momentum_drift()
@@ -123,6 +114,15 @@ def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_lim
         ax_l.set_xlabel("time (s)")
         paths.append(_save(figure, out / PLOT_NAMES[3]))
     return paths
+
+
+def _finish(ax, ylabel: str, title: str) -> None:
+    """Labels, grid and a legend outside the axes (inside, a legend of 7 joints always covers a curve)."""
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0.0)
+    ax.grid(True)
 
 
 def _number(value: float) -> str:

@@ -300,7 +300,7 @@ def _figures_the_long_way(system, monitor, q, v, attached):
     h = ag[:, monitored] @ v[monitored]
     h[3:] += np.cross(data.com[0] - com, h[:3])
     return dict(b_sv=np.linalg.svd(scaled, compute_uv=False), b_rank=np.linalg.matrix_rank(scaled), yh=yh,
-                figures=figures, jstar=jstar, h=h)
+                figures=figures, jstar=jstar, h=h, K=curvature.K, F=curvature.F)
 
 
 @pytest.mark.parametrize("attached", [False, True])
@@ -332,6 +332,42 @@ def test_report_equals_the_building_blocks_one_at_a_time(servicer_monitor_inputs
         np.testing.assert_allclose(report.jstar, long_way["jstar"], rtol=0, atol=1e-12 * np.abs(report.jstar).max())
         h = np.concatenate((report.linear_momentum, report.angular_momentum))
         np.testing.assert_allclose(h, long_way["h"], rtol=0, atol=1e-12 * np.abs(h).max())
+        np.testing.assert_allclose(report.connection, long_way["K"], rtol=0,
+                                   atol=1e-12 * np.abs(long_way["K"]).max())
+        np.testing.assert_allclose(report.curvature_tensor(), long_way["F"], rtol=0,
+                                   atol=1e-12 * np.abs(long_way["F"]).max())
+        assert report.shape_joints == monitor.robot.joint_names
+
+
+@pytest.mark.parametrize("attached", [False, True])
+def test_report_connection_gives_the_allowed_motions(servicer_monitor_inputs, attached):
+    """K in the report is what it says: joint rates qdot with base twists K qdot (robot base, then the target's
+    while attached) carry zero momentum and, attached, no relative twist at the grasp. References: Pinocchio's
+    centroidal map and the weld rows (ee twist minus grapple twist), 1e-10 of the momentum a joint rate
+    alone would carry."""
+    system, q = servicer_monitor_inputs
+    monitor = HolonomyMonitor.from_yaml(MONITOR_YAML, system)
+    report = monitor.update(0.0, q, np.zeros(system.nv), attached=attached)
+    qdot = np.random.default_rng(3).normal(size=len(report.shape_joints))
+    v = np.zeros(system.nv)
+    v[[system.v_index(name) for name in report.shape_joints]] = qdot
+    fibres = [monitor.robot, monitor.target] if attached else [monitor.robot]
+    twists = report.connection @ qdot
+    for k, fibre in enumerate(fibres):
+        v[fibre.base_v] = twists[6 * k:6 * k + 6]
+    model, data = system.model, system.model.createData()
+    ag = pin.computeCentroidalMap(model, data, q)
+    monitored = np.concatenate([f.all_v for f in fibres])
+    joints_only = np.zeros(system.nv)
+    joints_only[[system.v_index(name) for name in report.shape_joints]] = qdot
+    scale = np.abs(ag @ joints_only).max()
+    assert np.abs(ag[:, monitored] @ v[monitored]).max() < 1e-10 * scale
+    if attached:
+        weld = WeldConstraint(model, monitor.ee_frame, model.getFrameId("target/grapple_frame"))
+        assert np.abs(weld.matrix(q) @ v).max() < 1e-10 * np.abs(v).max()
+    n_pairs = len(report.shape_joints) * (len(report.shape_joints) - 1) // 2
+    assert report.connection.shape == (6 * len(fibres), len(qdot))
+    assert report.curvature.shape == (6 * len(fibres), n_pairs)
 
 
 def test_report_of_is_the_dataclass(servicer_monitor_inputs):

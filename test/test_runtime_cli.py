@@ -195,3 +195,16 @@ def test_relative_files_in_a_users_scenario_are_found_next_to_it(tmp_path, capsy
 def test_plot_refuses_a_directory_that_is_not_a_bag(tmp_path, capsys):
     assert plot_main([str(tmp_path)]) == 2
     assert "not a rosbag2 directory" in capsys.readouterr().err
+
+
+def test_a_run_written_before_the_marker_existed_is_still_replaced_with_overwrite(tmp_path):
+    out = tmp_path / "o"
+    assert sim_main(["--duration", "0.01", "--out", str(out), "--no-plots"] + QUIET) == EXIT_OK
+    (out / MARKER).unlink()                  # as an earlier version of the tool left it
+    assert sim_main(["--duration", "0.01", "--out", str(out), "--no-plots"] + QUIET) == EXIT_BAD_INPUT
+    assert sim_main(["--duration", "0.02", "--out", str(out), "--no-plots", "--overwrite"] + QUIET) == EXIT_OK
+    assert json.loads((out / "summary.json").read_text())["steps"] == 20
+    (out / MARKER).unlink()
+    (out / "notes.txt").write_text("mine")   # anything else in it: the user's directory, never replaced
+    assert sim_main(["--duration", "0.01", "--out", str(out), "--no-plots", "--overwrite"] + QUIET) == EXIT_BAD_INPUT
+    assert (out / "notes.txt").read_text() == "mine"

@@ -25,7 +25,7 @@ def test_load_scenario_takes_what_the_cli_takes():
     assert load_scenario("config/scenarios/servicer_pregrasp.yaml").source == by_name.source
     assert load_scenario(resolve("config/scenarios/servicer_pregrasp.yaml")).source == by_name.source
     assert {"servicer_pregrasp", "sawyer_lab"} <= set(shipped_scenarios())
-    with pytest.raises(ConfigError, match=r"'nope': no such file .*shipped scenarios: .*servicer_pregrasp"):
+    with pytest.raises(ConfigError, match=r"'nope': no such file .*which has: .*servicer_pregrasp"):
         find_scenario("nope")
 
 

@@ -110,6 +110,6 @@ def load_model_config(path: str | Path) -> ModelConfig:
 
 def mount_rotation(rpy) -> np.ndarray:
     """URDF rpy (fixed axes X, then Y, then Z) to a rotation matrix: R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    from scipy.spatial.transform import Rotation
+    import pinocchio as pin
 
-    return Rotation.from_euler("xyz", rpy).as_matrix()
+    return pin.rpy.rpyToMatrix(np.asarray(rpy, dtype=float))

@@ -13,14 +13,17 @@ Ordering (never index by position; the URDF loader may reorder joints):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
+from ..config_reader import ConfigReader
 from ..errors import CommandError, ConfigError
+from ..package_share import find_in_share
 from ..pinocchio_compat import append_model_at_universe, build_model_from_urdf_string
 from . import urdf_source
-from .model_config import ModelConfig, SubtreeConfig, mount_rotation
+from .model_config import ModelConfig, SubtreeConfig, load_model_config, mount_rotation, read_model_config
 
 _ROOT_JOINTS = {
     "free_flyer": pin.JointModelFreeFlyer,
@@ -31,11 +34,17 @@ _ROOT_JOINTS = {
 
 @dataclass(frozen=True)
 class Subtree:
-    """One subtree in the built model. root_joint_id is 0 for a fixed base."""
+    """One subtree in the built model. root_joint_id is 0 for a fixed base.
+
+    joint_names: its joints (base joint first, if any), frame_names: its frames (links, joints, fixed frames),
+    both with the subtree's frame_prefix and in model order.
+    """
 
     config: SubtreeConfig
     root_joint_id: int
     base_frame_id: int
+    joint_names: tuple = ()
+    frame_names: tuple = ()
 
     @property
     def name(self) -> str:
@@ -44,6 +53,16 @@ class Subtree:
     @property
     def base_link(self) -> str:
         return self.config.frame_prefix + self.config.base_link
+
+    @property
+    def base_joint_type(self) -> str:
+        """"free_flyer", "spherical", "planar" or "fixed"."""
+        return self.config.base_joint
+
+    @property
+    def base_joint(self) -> str | None:
+        """Name of the base joint (the key of its entries in q and v: SystemModel.q_slice), None if fixed."""
+        return None if self.root_joint_id == 0 else self.config.root_joint_name
 
 
 class SystemModel:
@@ -61,7 +80,8 @@ class SystemModel:
         # Frame ids are only final once every subtree is appended: resolve them now.
         self.subtrees = tuple(
             Subtree(s.config, s.root_joint_id, _frame_id(model, s.config.frame_prefix + s.config.base_link,
-                                                         f"subtrees[{s.config.name}].base_link", config.source))
+                                                         f"subtrees[{s.config.name}].base_link", config.source),
+                    s.joint_names, s.frame_names)
             for s in subtrees)
         self.arm_joints = tuple(config.arm_joints)
         self.wheel_joints = tuple(config.wheel_joints)
@@ -103,11 +123,36 @@ class SystemModel:
     def v_index(self, name: str) -> int:
         return self.model.joints[self.joint_id(name)].idx_v
 
+    def frame_id(self, name: str) -> int:
+        """Pinocchio frame id of a link, joint or fixed frame, by name."""
+        if not self.model.existFrame(name):
+            raise CommandError("frame", f"no link or frame named {name!r} in the model")
+        return self.model.getFrameId(name)
+
     def subtree(self, name: str) -> Subtree:
+        """The subtree named `name` in the model config (e.g. "servicer", "target")."""
         for subtree in self.subtrees:
             if subtree.name == name:
                 return subtree
-        raise CommandError("subtree", f"unknown subtree {name!r} (have {[s.name for s in self.subtrees]})")
+        raise CommandError("subtree", f"unknown subtree {name!r} (have {self.subtree_names()})")
+
+    def subtree_names(self) -> list[str]:
+        return [s.name for s in self.subtrees]
+
+    def subtree_of(self, name: str) -> Subtree:
+        """The subtree a joint, link or frame belongs to, by its (prefixed) name."""
+        for subtree in self.subtrees:
+            if name in subtree.joint_names or name in subtree.frame_names:
+                return subtree
+        raise CommandError("name", f"no joint, link or frame named {name!r} in the model")
+
+    def base_joint(self, subtree: str) -> str:
+        """Name of the base joint of a floating subtree: the key of its pose and twist in q and v
+        (q_slice(system.base_joint("target")) are the target's [x, y, z, qx, qy, qz, qw])."""
+        found = self.subtree(subtree)
+        if found.base_joint is None:
+            raise CommandError("subtree", f"subtree {subtree!r} has a fixed base: no base joint")
+        return found.base_joint
 
     def actuated_joint_names(self) -> list[str]:
         """Names of the one-DOF joints (everything but the base joints)."""
@@ -170,4 +215,22 @@ def _append_subtree(model: pin.Model, sub: SubtreeConfig) -> tuple[pin.Model, Su
             raise ConfigError(f"{field}.frame_prefix", f"joint name {name!r} is already in the model")
     model = append_model_at_universe(model, part, mount)
     root_id = 0 if root_joint is None else model.getJointId(sub.root_joint_name)
-    return model, Subtree(sub, root_id, 0)
+    return model, Subtree(sub, root_id, 0, tuple(part.names[1:]), tuple(f.name for f in part.frames[1:]))
+
+
+def build_model(source: str | Path | dict | ModelConfig) -> SystemModel:
+    """The SystemModel of a model configuration (config/models/*.yaml explains the keys), given as
+    - a mapping: the content of such a file, e.g. written in Python or read with yaml.safe_load;
+    - a path to such a file: absolute, relative to the working directory, or relative to the package share
+      ("config/models/hubble.yaml");
+    - a name of a file in the share's config/models/ ("servicer_target");
+    - a ModelConfig.
+    URDF paths inside are absolute or relative to the package share. Bad input raises ConfigError naming the
+    field (and the file)."""
+    if isinstance(source, ModelConfig):
+        return SystemModel(source)
+    if isinstance(source, dict):
+        return SystemModel(read_model_config(ConfigReader(source, source="<model mapping>")))
+    if not isinstance(source, (str, Path)):
+        raise ConfigError("model", f"expected a mapping, a path or a name, got {type(source).__name__}")
+    return SystemModel(load_model_config(find_in_share(source, "config/models", "model")))

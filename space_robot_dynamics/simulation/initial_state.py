@@ -1,22 +1,36 @@
 """Initial (q, v) from a scenario's `initial_state` section, by subtree and joint name.
 
 initial_state:
-  <subtree name>:                 # free_flyer, spherical or planar base
-    position: [x, y, z]           # m, base-link origin in the world frame (free flyer; planar uses x, y)
-    orientation_rpy: [r, p, y]    # rad, fixed-axis roll-pitch-yaw of base link in world (or:)
-    orientation_xyzw: [x, y, z, w]
-    linear_velocity: [vx, vy, vz]   # m/s, base-link frame
+  <subtree name>:                 # free_flyer, spherical or planar base (not a fixed one)
+    position: [x, y, z]           # m, base-link origin in the world frame (free flyer, planar)
+    orientation_rpy: [r, p, y]    # rad, fixed-axis roll-pitch-yaw of the base link in the world frame (or:)
+    orientation_xyzw: [x, y, z, w]  # unit quaternion base link -> world
+    linear_velocity: [vx, vy, vz]   # m/s, base-link origin, base-link frame (free flyer, planar)
     angular_velocity: [wx, wy, wz]  # rad/s, base-link frame
   joint_positions: {name: rad}
   joint_velocities: {name: rad/s}
+
+The pose is always the base link's in the world frame, also when the model config gives the subtree a
+`mount`: Pinocchio's base-joint configuration is relative to the mount, so the joint entries are
+M_joint = M_mount^-1 M_world M_base^-1 (M_base: the base link's placement on its joint, the identity for a
+URDF root link). Twists in the base-link frame do not depend on the (fixed) mount. A base joint that cannot
+take the given pose or twist is an error naming the field, not a silent projection:
+- spherical: the base link turns about the pivot the mount places; `position` and `linear_velocity` are not
+  state and are rejected;
+- planar: the base moves in the mount's x-y plane and turns about its z axis; `position` must lie in that
+  plane, the orientation turn about its normal, and the twist have no vz, wx, wy (1e-9 tolerances: round-off
+  of the rotations, far below any intended offset);
+- fixed: no entry (its pose is the mount).
 """
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.transform import Rotation
+import pinocchio as pin
 
 from ..config_reader import ConfigReader
 from ..model.system_model import SystemModel
+
+_PLANE_TOLERANCE = 1e-9     # m and rad: out-of-plane position, tilt and twist components taken as zero
 
 
 def _check_within_limits(reader: ConfigReader, system: SystemModel, name: str, value: float) -> None:
@@ -34,9 +48,12 @@ def _check_within_limits(reader: ConfigReader, system: SystemModel, name: str, v
 def read_initial_state(reader: ConfigReader, system: SystemModel) -> tuple[np.ndarray, np.ndarray]:
     q, v = system.neutral(), np.zeros(system.nv)
     for subtree in system.subtrees:
-        if subtree.root_joint_id == 0 or not reader.has(subtree.name):
+        if not reader.has(subtree.name):
             continue
         sub = reader.sub(subtree.name)
+        if subtree.root_joint_id == 0:
+            raise reader.error(subtree.name, "this subtree has a fixed base: its pose is the model's mount "
+                                             "(subtrees[].mount), not initial state")
         kind = subtree.config.base_joint
         qs, vs = system.q_slice(subtree.config.root_joint_name), system.v_slice(subtree.config.root_joint_name)
         if sub.has("orientation_rpy") and sub.has("orientation_xyzw"):
@@ -46,21 +63,32 @@ def read_initial_state(reader: ConfigReader, system: SystemModel) -> tuple[np.nd
             norm = np.linalg.norm(quat)
             if abs(norm - 1.0) > 1e-6:
                 raise sub.error("orientation_xyzw", f"must be a unit quaternion, norm is {norm}")
-            rotation = Rotation.from_quat(quat / norm)
-        else:
-            rotation = Rotation.from_euler("xyz", sub.vector("orientation_rpy", 3, [0.0, 0.0, 0.0]))
+            x, y, z, w = quat / norm
+            rotation = pin.Quaternion(w, x, y, z).toRotationMatrix()
+        else:                       # fixed axes x, y, z (URDF rpy): R = Rz(yaw) Ry(pitch) Rx(roll)
+            rotation = pin.rpy.rpyToMatrix(sub.vector("orientation_rpy", 3, [0.0, 0.0, 0.0]))
+        if kind == "spherical":
+            for key in ("position", "linear_velocity"):
+                if sub.has(key):
+                    raise sub.error(key, "a spherical base does not translate: its pivot is the model's mount "
+                                         "(subtrees[].mount.xyz)")
         position = sub.vector("position", 3, [0.0, 0.0, 0.0])
         linear = sub.vector("linear_velocity", 3, [0.0, 0.0, 0.0])
         angular = sub.vector("angular_velocity", 3, [0.0, 0.0, 0.0])
+        # world pose of the base link -> pose of the base joint relative to its mount
+        mount = system.model.jointPlacements[subtree.root_joint_id]
+        base = system.model.frames[subtree.base_frame_id].placement
+        joint = mount.actInv(pin.SE3(rotation, position)) * base.inverse()
         if kind == "free_flyer":
-            q[qs] = np.concatenate([position, rotation.as_quat()])
+            q[qs] = np.concatenate([joint.translation, pin.Quaternion(joint.rotation).coeffs()])
             v[vs] = np.concatenate([linear, angular])
         elif kind == "spherical":
-            q[qs] = rotation.as_quat()
+            q[qs] = pin.Quaternion(joint.rotation).coeffs()
             v[vs] = angular
         elif kind == "planar":
-            yaw = rotation.as_euler("xyz")[2]
-            q[qs] = [position[0], position[1], np.cos(yaw), np.sin(yaw)]
+            _check_planar(sub, joint, linear, angular)
+            yaw = np.arctan2(joint.rotation[1, 0], joint.rotation[0, 0])
+            q[qs] = [joint.translation[0], joint.translation[1], np.cos(yaw), np.sin(yaw)]
             v[vs] = [linear[0], linear[1], angular[2]]
         sub.reject_unknown()
     for key, target, setter in (("joint_positions", q, system.set_joint_angle),
@@ -79,3 +107,26 @@ def read_initial_state(reader: ConfigReader, system: SystemModel) -> tuple[np.nd
             raise reader.error(key, "unknown key (expected a subtree name or joint_positions/joint_velocities)")
         reader.raw(key)
     return q, v
+
+
+def initial_state_from(system: SystemModel, mapping: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(q0, v0) from an initial_state mapping written in Python (the keys of the module docstring), e.g.
+    initial_state_from(system, {"target": {"position": [1.7, 0.0, 0.8]}, "joint_positions": {"right_j1": -1.2}}).
+    ConfigError naming the field (under `initial_state`) for bad input."""
+    return read_initial_state(ConfigReader(mapping, "<initial_state mapping>", "initial_state"), system)
+
+
+def _check_planar(sub: ConfigReader, joint: pin.SE3, linear: np.ndarray, angular: np.ndarray) -> None:
+    """The pose and twist a planar joint can take: in the mount's x-y plane, turning about its z axis."""
+    if abs(joint.translation[2]) > _PLANE_TOLERANCE:
+        raise sub.error("position", f"is {joint.translation[2]:.6g} m off the plane of the planar base (the "
+                                    "mount's x-y plane; with no mount, world z = 0)")
+    tilt = float(np.linalg.norm(joint.rotation[:2, 2]))
+    if tilt > _PLANE_TOLERANCE:
+        field = "orientation_xyzw" if sub.has("orientation_xyzw") else "orientation_rpy"
+        raise sub.error(field, f"tilts the planar base by {np.arcsin(min(tilt, 1.0)):.6g} rad out of its plane "
+                               "(it turns about the mount's z axis only)")
+    if abs(linear[2]) > _PLANE_TOLERANCE:
+        raise sub.error("linear_velocity", "a planar base has no velocity along its plane's normal (vz)")
+    if np.abs(angular[:2]).max() > _PLANE_TOLERANCE:
+        raise sub.error("angular_velocity", "a planar base turns about its plane's normal only (wx, wy are zero)")

@@ -1,13 +1,19 @@
 """The stepping loop: validated commands -> actuator limits -> forward dynamics -> integrator.
 
-Forward dynamics is Pinocchio's articulated-body algorithm: M(q) vdot + C(q, v) v + g(q) = tau
-(`pinocchio.aba`). Commands are held constant over a step (zero-order hold, as a digital controller).
-Energy accounting, so that T(t) - T(0) = actuator_work - dissipated_energy (zero gravity) can be checked:
+Forward dynamics is Pinocchio's articulated-body algorithm: M(q) vdot + C(q, v) v + g(q) = tau + sum_j J_j^T f_j
+(`pinocchio.aba`, with the external wrenches f_j as its `fext` when any is set: external_wrenches.py).
+Commands are held constant over a step (zero-order hold, as a digital controller); so are external wrenches,
+in the frame each is expressed in.
+Energy accounting, so that T(t) - T(0) = actuator_work + external_work - dissipated_energy (zero gravity) can
+be checked:
 - `actuator_work` (J): the work of the commanded joint and wheel torques. The torque is constant over a
   step, so its work is tau . dq with dq the step's joint-angle increments (the integrator's own quadrature
   of the rates): no extra state is integrated.
 - `dissipated_energy` (J): the energy taken by joint damping and friction, whose torque varies within a
   step; an auxiliary state integrated with the same scheme, present only when dissipation is on.
+- `external_work` (J): the work of the external wrenches, whose generalized force varies with q within a
+  step; an auxiliary state integrated with the same scheme, present from the first set_external_wrench on.
+Without dissipation and external wrenches the step integrates (q, v) alone (the benchmarked default path).
 """
 from __future__ import annotations
 
@@ -21,11 +27,12 @@ from ..config_reader import ConfigReader
 from ..errors import SimulationDivergedError
 from ..index_views import contiguous_index
 from ..model.system_model import SystemModel
+from .external_wrenches import ExternalWrench, ExternalWrenches
 from .integrators import INTEGRATORS
 from .joint_dissipation import JointDissipation, check_explicit_stability
 from .reaction_wheels import cut_speeding_wheels
 from .state import AuxLayout, SimState
-from .system_momentum import MomentumState, momentum_state
+from .system_momentum import MomentumState, momentum_about_point, momentum_state
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,7 @@ class Observation:
     saturated: np.ndarray       # bool, arm joints then wheels: command altered by a limit
     actuator_work: float        # J
     dissipated_energy: float    # J
+    external_work: float = 0.0  # J, of the external wrenches
 
 
 class Simulator:
@@ -89,9 +97,10 @@ class Simulator:
         self.dissipation = self._make_dissipation()
         self.layout = AuxLayout()
         if self.dissipation is not None:
-            self.layout.add("dissipated_energy", 1)   # _rhs returns its rate right after vdot
+            self.layout.add("dissipated_energy", 1)
+        self._wrenches = ExternalWrenches(self.model)     # set and cleared through the methods below only
         self._dt = settings.dt
-        self._rhs = self._aba if self.dissipation is None else self._aba_dissipative
+        self._select_rhs()
         # Actuator commands travel as one vector: arm joints then wheels.
         self._n_arm = len(system.arm_joints)
         self._n_actuated = self._n_arm + len(system.wheel_joints)
@@ -129,6 +138,45 @@ class Simulator:
         self._actuator_work = 0.0
         self.state = SimState(float(t), q, v.copy(), np.zeros(self.layout.size), self.layout)
 
+    # ---- external wrenches --------------------------------------------------------------------
+    def set_external_wrench(self, frame: str, force=None, torque=None, expressed_in: str = "world", point=None,
+                            label: str | None = None) -> ExternalWrench:
+        """Apply a wrench to the body that `frame` (a link, joint or frame name) is attached to, from the next
+        step on, until cleared or replaced (reset() keeps it).
+
+        force (N) acts at `point` (m, in `frame`'s coordinates, a point fixed on the body; default its origin);
+        torque (N m) is a couple. Both are 3-vectors (None = zero) in world axes (expressed_in="world": they keep
+        their direction) or in `frame`'s axes ("local": they turn with the body). A wrench replaces the one with
+        the same `label` (default: the frame name). Bad input raises CommandError naming the field and changes
+        nothing. Its work is in Observation.external_work. See external_wrenches.py for the conversion to
+        Pinocchio's fext.
+        """
+        wrench = self._wrenches.set(frame, force, torque, expressed_in, point, label)
+        if "external_work" not in self.layout:
+            self.layout = self.layout.extended("external_work", 1)
+            s = self.state
+            self.state = SimState(s.t, s.q, s.v, np.append(s.z, 0.0), self.layout)
+            self._select_rhs()
+        return wrench
+
+    def clear_external_wrench(self, label: str | None = None) -> None:
+        """Remove the wrench with that label (default label: the frame name), or all of them (None)."""
+        self._wrenches.clear(label)
+
+    @property
+    def external_wrenches(self) -> dict[str, ExternalWrench]:
+        """The wrenches acting, label -> ExternalWrench, in the order they were set (a copy)."""
+        return self._wrenches.wrenches
+
+    def _select_rhs(self) -> None:
+        """The right-hand side for the auxiliary states present: plain aba when there are none."""
+        layout, nv = self.layout, self.model.nv
+        self._aux_free = layout.size == 0
+        self._rhs = self._aba if self._aux_free else self._aba_aux
+        # positions in ydot = [vdot, zdot] of the two rates _aba_aux writes
+        self._dissipated_rate = nv + layout["dissipated_energy"].start if "dissipated_energy" in layout else None
+        self._external_rate = nv + layout["external_work"].start if "external_work" in layout else None
+
     # ---- stepping ---------------------------------------------------------------------------
     def set_command(self, arm_torque=None, wheel_torque=None) -> None:
         """Validate and latch torques (N m; arm_joints / wheel_joints order; None = zero).
@@ -162,7 +210,7 @@ class Simulator:
         """Advance one dt with the given torques (see set_command); returns the new state."""
         self.set_command(arm_torque, wheel_torque)
         s = self.state
-        if self.dissipation is None:
+        if self._aux_free:
             q, v, dq = self.integrator.step(self._rhs, s.q, s.v, self._dt)
             y, z = v, self._no_aux
         else:
@@ -180,17 +228,28 @@ class Simulator:
         """vdot at (q, v) under the latched command (no auxiliary states)."""
         return pin.aba(self.model, self.data, q, v, self._tau_cmd)
 
-    def _aba_dissipative(self, q: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """ydot = [vdot, dissipated power] at (q, y = [v, dissipated energy]) under the latched command
-        plus the joint damping and friction torques."""
-        nv, idx = self.model.nv, self.dissipation.v_indices
+    def _aba_aux(self, q: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """ydot = [vdot, zdot] at (q, y = [v, z]): vdot under the latched command, the joint damping and friction
+        torques (if on) and the external wrenches (if any); zdot the dissipated power and the external wrenches'
+        power, at the places _select_rhs found."""
+        nv = self.model.nv
         v = y[:nv]
-        tau_d = self.dissipation.torque(v)
-        tau = self._tau_cmd.copy()
-        tau[idx] += tau_d
-        ydot = np.empty(nv + 1)
-        ydot[:nv] = pin.aba(self.model, self.data, q, v, tau)
-        ydot[nv] = -(tau_d @ v[idx])
+        tau = self._tau_cmd
+        ydot = np.empty(len(y))
+        if self.dissipation is not None:
+            idx = self.dissipation.v_indices
+            tau_d = self.dissipation.torque(v)
+            tau = tau.copy()
+            tau[idx] += tau_d
+            ydot[self._dissipated_rate] = -(tau_d @ v[idx])
+        wrenches = self._wrenches
+        if len(wrenches):
+            ydot[:nv] = pin.aba(self.model, self.data, q, v, tau, wrenches.joint_forces(q))
+            ydot[self._external_rate] = wrenches.power(self.data)   # aba left the joint velocities at (q, v)
+        else:
+            ydot[:nv] = pin.aba(self.model, self.data, q, v, tau)
+            if self._external_rate is not None:
+                ydot[self._external_rate] = 0.0
         return ydot
 
     # ---- outputs ----------------------------------------------------------------------------
@@ -218,4 +277,11 @@ class Simulator:
             saturated=self._applied != self._command,
             actuator_work=self._actuator_work,
             dissipated_energy=float(s.aux("dissipated_energy")[0]) if self.dissipation is not None else 0.0,
+            external_work=float(s.aux("external_work")[0]) if self._external_rate is not None else 0.0,
         )
+
+    def momentum_about(self, point) -> tuple[np.ndarray, np.ndarray]:
+        """(p, L_P) of the whole system at the current state: total linear momentum (kg m/s) and angular momentum
+        about the world point `point` (m) (kg m^2/s), both in the world frame (system_momentum.py)."""
+        s = self.state
+        return momentum_about_point(self.model, self._obs_data, s.q, s.v, point)

@@ -33,6 +33,17 @@ class AuxLayout:
     def names(self) -> list[str]:
         return list(self._slices)
 
+    def __contains__(self, name: str) -> bool:
+        return name in self._slices
+
+    def extended(self, name: str, size: int) -> AuxLayout:
+        """A new layout: this one's blocks, then `name` (states made with this layout keep it unchanged)."""
+        layout = AuxLayout()
+        for existing, block in self._slices.items():
+            layout.add(existing, block.stop - block.start)
+        layout.add(name, size)
+        return layout
+
 
 @dataclass
 class SimState:
