@@ -58,6 +58,7 @@ setup(
             "holonomy_monitor_node = space_robot_nodes.ros.holonomy_monitor_node:main",
             "sawyer_command_adapter = space_robot_nodes.ros.sawyer_command_adapter:main",
             "scenario_player = space_robot_nodes.ros.scenario_player_node:main",
+            "visualization_node = space_robot_nodes.ros.visualization_node:main",
         ],
     },
 )

@@ -1,7 +1,7 @@
-"""The controller (and optionally the holonomy monitor) on the real Sawyer arm through the Intera SDK.
+"""The controller (and optionally the holonomy monitor) on the real Sawyer arm through the Intera SDK, and RViz.
 
     ros2 launch space_robot sawyer.launch.py [scenario:=PATH] [joint_states:=/robot/joint_states]
-                                             [monitor:=false] [use_sim_time:=false]
+                                             [monitor:=false] [rviz:=false] [use_sim_time:=false]
 
 Joint states come from /robot/joint_states (right_j0..right_j6; head_pan and others are ignored). The
 sawyer_command_adapter republishes the arm effort commands as intera_core_msgs/JointCommand in TORQUE_MODE
@@ -10,15 +10,50 @@ fed. Intera is ROS 1: run ros1_bridge (with intera_core_msgs built for both ROS 
 Gravity: the default scenario keeps Intera's gravity compensation on and gives the controller a zero-g
 model (see config/scenarios/sawyer_lab.yaml). The holonomy monitor needs a free-floating model, which the
 bench arm is not: monitor:=true only with a scenario whose model floats.
+
+rviz:=true shows the arm as it is: a robot_state_publisher with the scenario's Sawyer description on the arm's
+joint states, the visualization node (applied and commanded efforts, the goal and end-effector paths, every
+node's diagnostic level - the adapter's command timeout among them) and RViz with the scenario's configuration
+(rviz/sawyer.rviz, fixed frame `base`).
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
 PACKAGE = "space_robot"
+
+
+def viewer_nodes(context, *_args, **_kwargs):
+    """With rviz:=true: robot_state_publisher (the scenario's URDF), the visualization node and RViz (the
+    scenario's configuration), all on the arm's joint states."""
+    if LaunchConfiguration("rviz").perform(context).lower() not in ("true", "1"):
+        return []
+    from space_robot_nodes.robot_descriptions import robot_descriptions
+    from space_robot_nodes.scenario import load_scenario
+
+    path = LaunchConfiguration("scenario").perform(context)
+    joint_states = LaunchConfiguration("joint_states").perform(context)
+    scenario = load_scenario(path)
+    sim_time = {"use_sim_time": LaunchConfiguration("use_sim_time").perform(context).lower() in ("true", "1")}
+    nodes = [Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
+                  name=f"{d.namespace.replace('/', '_')}_robot_state_publisher" if d.namespace else
+                  "robot_state_publisher",
+                  parameters=[{"robot_description": ParameterValue(d.urdf, value_type=str),
+                               "frame_prefix": d.frame_prefix}, sim_time],
+                  remappings=[("joint_states", joint_states)] + ([("robot_description", d.topic)]
+                                                                 if d.namespace else []))
+             for d in robot_descriptions(scenario.model)]
+    # the visualization node takes the simulation's throttled state topic: here, the arm's own (~100 Hz)
+    nodes.append(Node(package=PACKAGE, executable="visualization_node", name="visualization", output="screen",
+                      parameters=[{"scenario": path}, sim_time],
+                      remappings=[(scenario.nodes.dynamics.throttled_joint_states, joint_states)]))
+    nodes.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
+                      arguments=["-d", str(scenario.rviz)], parameters=[sim_time]))
+    return nodes
 
 
 def generate_launch_description():
@@ -35,6 +70,8 @@ def generate_launch_description():
         DeclareLaunchArgument("joint_states", default_value="/robot/joint_states",
                               description="sensor_msgs/JointState topic of the arm"),
         DeclareLaunchArgument("monitor", default_value="false", description="start the holonomy monitor"),
+        DeclareLaunchArgument("rviz", default_value="false",
+                              description="show the arm, its efforts and the nodes' states in RViz"),
         DeclareLaunchArgument("use_sim_time", default_value="false"),
         Node(package=PACKAGE, executable="controller_node", name="controller", output="screen",
              parameters=common, remappings=remap),
@@ -42,4 +79,5 @@ def generate_launch_description():
              parameters=common),
         Node(package=PACKAGE, executable="holonomy_monitor_node", name="holonomy_monitor", output="screen",
              parameters=common, remappings=monitor_remap, condition=IfCondition(LaunchConfiguration("monitor"))),
+        OpaqueFunction(function=viewer_nodes),
     ])

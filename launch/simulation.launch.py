@@ -1,22 +1,28 @@
-"""Simulation bring-up: dynamics, controller, holonomy monitor, scenario goals, robot_state_publishers, RViz.
+"""Simulation bring-up: dynamics, controller, holonomy monitor, scenario goals, robot_state_publishers, the
+visualization node and RViz.
 
     ros2 launch space_robot simulation.launch.py [scenario:=PATH] [rviz:=true|false] [use_sim_time:=true|false]
+                                                 [start_delay:=S]
 
 The dynamics node paces simulated time on the wall clock and publishes /clock; every other node runs on
 simulated time (use_sim_time). One robot_state_publisher per subtree of the scenario's model (the URDFs the
 dynamics node simulates, space_robot_nodes.robot_descriptions): the servicer's on robot_description, the
 target's with frame_prefix `target/` on target/robot_description, matched by the RViz RobotModel's TF Prefix
 `target`. Every node stays in the launch's namespace, so joint_states and the rest resolve alike for all.
+RViz opens the scenario's own configuration (its `rviz` entry: rviz/space_robot.rviz for the servicer and
+target, rviz/sawyer.rviz for a bench arm), so every display has its topic. With RViz, simulated time starts
+`start_delay` s (default 10) after the controller is connected: software-rendered RViz needs ~15 s to show the
+robots, and the default mission is over in 7 s.
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
 PACKAGE = "space_robot"
+RVIZ_START_DELAY = 10.0      # s
 
 
 def scenario_nodes(context, *_args, **_kwargs):
@@ -46,6 +52,16 @@ def scenario_nodes(context, *_args, **_kwargs):
     if scenario.monitor_data is not None:
         nodes.append(Node(package=PACKAGE, executable="holonomy_monitor_node", name="holonomy_monitor",
                           output="screen", parameters=[{"scenario": path}, sim_time]))
+    with_rviz = LaunchConfiguration("rviz").perform(context).lower() in ("true", "1")
+    if with_rviz:
+        nodes.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
+                          arguments=["-d", str(scenario.rviz)], parameters=[sim_time]))
+    start_delay = LaunchConfiguration("start_delay").perform(context)
+    delay = float(start_delay) if start_delay else RVIZ_START_DELAY if with_rviz else 0.0
+    # The clock source: never on simulated time itself. Simulated time starts once the controller's command
+    # publishers are there (at most 30 s of waiting), so the run starts at t = 0 with its controller.
+    nodes.append(Node(package=PACKAGE, executable="dynamics_node", name="dynamics", output="screen",
+                      parameters=[{"scenario": path, "wait_for_commands": 30.0, "start_delay": delay}]))
     return nodes
 
 
@@ -53,7 +69,6 @@ def generate_launch_description():
     share = FindPackageShare(PACKAGE)
     scenario = LaunchConfiguration("scenario")
     use_sim_time = LaunchConfiguration("use_sim_time")
-    rviz = LaunchConfiguration("rviz")
     sim_time = {"use_sim_time": use_sim_time}
     return LaunchDescription([
         DeclareLaunchArgument("scenario", default_value=PathJoinSubstitution(
@@ -61,15 +76,14 @@ def generate_launch_description():
         DeclareLaunchArgument("rviz", default_value="true", description="start RViz"),
         DeclareLaunchArgument("use_sim_time", default_value="true",
                               description="run the controller, monitor and viewers on the simulation's /clock"),
+        DeclareLaunchArgument("start_delay", default_value="",
+                              description=f"s of wall time at t = 0 before the simulation runs (default "
+                                          f"{RVIZ_START_DELAY:g} with RViz, 0 without)"),
         OpaqueFunction(function=scenario_nodes),
-        # The clock source: never on simulated time itself. Simulated time starts once the controller's command
-        # publishers are there (at most 30 s of waiting), so the run starts at t = 0 with its controller.
-        Node(package=PACKAGE, executable="dynamics_node", name="dynamics", output="screen",
-             parameters=[{"scenario": scenario, "wait_for_commands": 30.0}]),
         Node(package=PACKAGE, executable="controller_node", name="controller", output="screen",
              parameters=[{"scenario": scenario}, sim_time]),
         Node(package=PACKAGE, executable="scenario_player", name="scenario_player", output="screen",
              parameters=[{"scenario": scenario}, sim_time]),
-        Node(package="rviz2", executable="rviz2", name="rviz2", output="screen", condition=IfCondition(rviz),
-             arguments=["-d", PathJoinSubstitution([share, "rviz", "space_robot.rviz"])], parameters=[sim_time]),
+        Node(package=PACKAGE, executable="visualization_node", name="visualization", output="screen",
+             parameters=[{"scenario": scenario}, sim_time]),
     ])

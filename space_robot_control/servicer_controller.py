@@ -235,12 +235,20 @@ class ServicerController:
         """What set_trajectory would say of this goal received at `now` (s) with the system in state (q, v),
         changing nothing: the same validation (joints, times, position and rate limits) on a copy of the
         trajectory follower. For goals known in advance (a scenario's), checked before a run starts."""
+        return self.preview_trajectory(joint_names, points, now, q, v, start_time)[1]
+
+    def preview_trajectory(self, joint_names, points, now: float, q, v, start_time: float | None = None
+                           ) -> tuple[JointTrajectoryFollower, TrajectoryReport]:
+        """A copy of the trajectory follower following this goal as set_trajectory would from the state (q, v) at
+        `now` (its reference is the one the controller will track), and the report; nothing of the controller
+        changes. CommandError as set_trajectory."""
         if not self.tracking:
             raise CommandError("trajectory", "joint_tracking mode is off in this controller's configuration "
                                              f"(controller.modes: {list(self.config.modes)})")
         q, v = self._checked_state(q, v)
         follower = copy.deepcopy(self.follower)
-        return follower.set_trajectory(joint_names, points, now, q[self._arm_q], v[self._arm_v], start_time)
+        report = follower.set_trajectory(joint_names, points, now, q[self._arm_q], v[self._arm_v], start_time)
+        return follower, report
 
     def stop_trajectory(self) -> None:
         """Drop the trajectory (e.g. a cancelled goal) and hold the arm where the last update measured it."""

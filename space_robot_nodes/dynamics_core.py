@@ -80,6 +80,9 @@ class DynamicsCore(NodeCore):
         for name in sorted(config.throttled_odometry):
             self.add_publication(config.throttled_odometry[name], cv.ODOMETRY)
         self.add_publication(config.tf, cv.TF_MESSAGE)
+        self._mounted = [s for s in self.system.subtrees if s.root_joint_id == 0]
+        if self._mounted:      # a fixed base's pose is the model's mount: one latched transform from the world
+            self.add_publication(config.tf_static, cv.TF_MESSAGE, transient_local=True)
         self.add_publication(config.clock, cv.CLOCK)
         self.add_publication(config.momentum_linear, cv.VECTOR3_STAMPED)
         self.add_publication(config.momentum_angular, cv.VECTOR3_STAMPED)
@@ -112,6 +115,21 @@ class DynamicsCore(NodeCore):
         self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR,
                        ("nodes", f"{rates}.diagnostics"))
         self.add_timer("step", simulator.settings.dt, self.step, ACTUATE, ("scenario", "simulation.dt"))
+
+    def start(self) -> None:
+        """world -> base link of every fixed (mounted) subtree on tf_static: the world frame exists, and RViz shows
+        a bench arm in it, whatever the model (floating bases go out on tf at their rate)."""
+        if not self._mounted:
+            return
+        model, data = self.system.model, self.system.model.createData()
+        pin.framesForwardKinematics(model, data, self.system.neutral())
+        t = self.now()
+        transforms = []
+        for subtree in self._mounted:
+            placement = data.oMf[subtree.base_frame_id]
+            transforms.append(cv.transform_stamped(self.types, t, self.config.world_frame, subtree.base_link,
+                                                   placement.translation, pin.Quaternion(placement.rotation).coeffs()))
+        self.publish(self.config.tf_static, cv.tf_message(self.types, transforms))
 
     def now(self) -> float:
         """Simulated time (s): the dynamics node is the clock of the simulation."""

@@ -163,3 +163,53 @@ class Vector3StampedBuilder:
 def _read_only(array: np.ndarray) -> np.ndarray:
     array.flags.writeable = False
     return array
+
+
+class MarkerBuilder:
+    """visualization_msgs/Marker from the fields a display sets; the fields no display here uses (lifetime,
+    texture, uv coordinates, mesh) are one shared default each, and colours and scales are made once per value
+    (shared: published messages are read-only). `pose(xyz, xyzw)` and `point(xyz)` take Python floats."""
+
+    def __init__(self, types: MessageTypes):
+        new = types.constructor
+        cls = types.cls(MARKER)
+        self.ARROW, self.CUBE, self.CYLINDER, self.TEXT = (int(cls.ARROW), int(cls.CUBE), int(cls.CYLINDER),
+                                                           int(cls.TEXT_VIEW_FACING))
+        self.ADD, self.DELETE = int(cls.ADD), int(cls.DELETE)
+        self._marker = new(MARKER, MARKER_FIELDS)
+        self._point = new("geometry_msgs/msg/Point", ("x", "y", "z"))
+        self._quaternion = new("geometry_msgs/msg/Quaternion", ("x", "y", "z", "w"))
+        self._pose = new("geometry_msgs/msg/Pose", ("position", "orientation"))
+        self._vector = new("geometry_msgs/msg/Vector3", ("x", "y", "z"))
+        self._rgba = new("std_msgs/msg/ColorRGBA", ("r", "g", "b", "a"))
+        self._lifetime = types.new("builtin_interfaces/msg/Duration")      # 0: until replaced or deleted
+        self._texture = types.new("sensor_msgs/msg/CompressedImage")
+        self._mesh_file = types.new("visualization_msgs/msg/MeshFile")
+        self._colours: dict[tuple, object] = {}
+        self._scales: dict[tuple, object] = {}
+        self._identity = self._quaternion(0.0, 0.0, 0.0, 1.0)
+
+    def marker(self, header, ns: str, marker_id: int, kind: int, pose, scale: tuple, rgba: tuple, points=(),
+               text: str = "", frame_locked: bool = False, action: int | None = None):
+        """scale (m) and rgba as tuples; points as built by point()."""
+        colour = self._colours.get(rgba)
+        if colour is None:
+            colour = self._colours[rgba] = self._rgba(*rgba)
+        vector = self._scales.get(scale)
+        if vector is None:
+            vector = self._scales[scale] = self._vector(*scale)
+        return self._marker(header, ns, marker_id, kind, self.ADD if action is None else action, pose, vector, colour,
+                            self._lifetime, frame_locked, list(points), [], "", self._texture, [], text, "",
+                            self._mesh_file, False)
+
+    def point(self, xyz) -> object:
+        return self._point(*xyz)
+
+    def pose(self, xyz, xyzw=None) -> object:
+        return self._pose(self._point(*xyz), self._identity if xyzw is None else self._quaternion(*xyzw))
+
+
+MARKER = "visualization_msgs/msg/Marker"
+MARKER_FIELDS = ("header", "ns", "id", "type", "action", "pose", "scale", "color", "lifetime", "frame_locked",
+                 "points", "colors", "texture_resource", "texture", "uv_coordinates", "text", "mesh_resource",
+                 "mesh_file", "mesh_use_embedded_materials")

@@ -16,6 +16,8 @@ rejects is reported at ERROR. The node never stops on bad input.
 """
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from space_robot_dynamics.config_reader import ConfigReader
@@ -35,7 +37,9 @@ MARKER = "visualization_msgs/msg/Marker"
 MARKER_COLOURS = {cv.OK: (0.1, 0.8, 0.1), cv.WARN: (0.95, 0.75, 0.0), cv.ERROR: (0.9, 0.1, 0.1),
                   cv.STALE: (0.5, 0.5, 0.5)}   # RGB
 MARKER_HEIGHT = 1.2        # m above the base-link origin (clear of the 1 m bus and the arm)
-MARKER_TEXT_SIZE = 0.08    # m, height of capital letters
+MARKER_TEXT_SIZE = 0.08    # m, height of capital letters: readable at RViz's default distance of ~6 m
+MARKER_SPACE_WIDTH = 0.4 * MARKER_TEXT_SIZE   # m; RViz 2 takes scale.x as the space width, ~1.3 m when it is 0
+MARKER_LINE_WIDTH = 60     # characters per line of the marker text
 
 
 # The layout of holonomy/status: (MonitorReport field, entries), in order; vectors expand into one entry per
@@ -72,6 +76,20 @@ def status_values(report: MonitorReport) -> list[float]:
         else:
             values.append(float(value))
     return values
+
+
+def marker_text(report: MonitorReport) -> str:
+    """A few short lines for RViz: the momentum change with units, the ranks, the end effector's conditioning, and
+    for a WARN or ERROR what is wrong (wrapped)."""
+    dp, dl = float(np.linalg.norm(report.linear_momentum_residual)), float(np.linalg.norm(
+        report.angular_momentum_residual))
+    lines = [f"momentum change: {dp:.2g} N s, {dl:.2g} N m s "
+             f"({max(report.linear_residual_fraction, report.angular_residual_fraction):.1g} of capacity)",
+             f"constraint rank {report.constraint_rank} of 6, nonholonomy rank {report.nonholonomy_rank}",
+             f"end effector: J* inverse condition {report.jstar_inverse_condition:.2g}"]
+    if report.level != "OK":
+        lines.insert(0, textwrap.fill(report.message, MARKER_LINE_WIDTH))
+    return "\n".join(lines)
 
 
 def read_monitor(data: dict, source: str | None, system: SystemModel) -> HolonomyMonitor:
@@ -137,6 +155,7 @@ class MonitorCore(NodeCore):
             return
         self._reported = finding
         level, message, values, headline, at = finding
+        headline = headline() if callable(headline) else textwrap.fill(headline, MARKER_LINE_WIDTH)
         values = (values() if callable(values) else list(values)) + \
             [("cycle_time_s", at), ("cycles_since_last_report", self._cycles_since_report)]
         self._cycles_since_report = 0
@@ -156,7 +175,7 @@ class MonitorCore(NodeCore):
         pose = types.make("geometry_msgs/msg/Pose", position=cv.point(types, (0.0, 0.0, MARKER_HEIGHT)),
                           orientation=cv.quaternion(types, (0.0, 0.0, 0.0, 1.0)))
         return dict(ns=self.name, id=0, type=int(marker_class.TEXT_VIEW_FACING), action=int(marker_class.ADD),
-                    pose=pose, scale=cv.vector3(types, (0.0, 0.0, MARKER_TEXT_SIZE)))
+                    pose=pose, scale=cv.vector3(types, (MARKER_SPACE_WIDTH, 0.0, MARKER_TEXT_SIZE)))
 
     def cycle(self, now: float) -> None:
         rejected = self.state.update()
@@ -182,7 +201,7 @@ class MonitorCore(NodeCore):
         self.cycles += 1
         self._status(now, LEVELS[report.level], report.message,
                      lambda: [(k, v) for k, v in report.key_values() if k not in ("level", "message")],
-                     report.momentum_interpretation)
+                     lambda: marker_text(report))
         self.publish(self.config.status, cv.float64_multi_array(self.types, status_values(report), STATUS_LABEL))
 
 

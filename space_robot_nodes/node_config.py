@@ -62,6 +62,7 @@ class DynamicsNodeConfig:
     throttled_joint_states: str     # joint_states + THROTTLED_SUFFIX
     throttled_odometry: dict        # subtree name -> its odometry topic + THROTTLED_SUFFIX
     tf: str
+    tf_static: str             # the world -> base transforms of fixed (mounted) bases, latched
     clock: str
     momentum_linear: str
     momentum_angular: str
@@ -120,6 +121,36 @@ class MonitorNodeConfig:
 
 
 @dataclass(frozen=True)
+class VisualizationNodeConfig:
+    """What the visualization node draws for RViz (space_robot_nodes.visualization_core), at display rates."""
+
+    world_frame: str
+    rate: float                     # Hz: markers and poses
+    path_rate: float                # Hz: the end-effector path
+    end_effector_frame: str         # "" : no end-effector displays
+    path_duration: float            # s of past end-effector path kept
+    path_spacing: float             # m between two points of the path
+    planned_path_samples: int
+    linear_momentum_scale: float    # m of arrow per N s
+    angular_momentum_scale: float   # m of arrow per N m s
+    wheel_indicator_offset: float   # m along a wheel's spin axis from its frame to its disc
+    joint_states: str | None        # None: the dynamics node's throttled joint state
+    odometry: dict | None           # subtree -> topic; None: the dynamics node's throttled odometry
+    attitude_setpoint: str
+    trajectory: str
+    arm_command: str
+    diagnostics: str
+    markers: str
+    static_markers: str             # latched: what moves only with its frame (the wheels' discs)
+    end_effector_path: str
+    planned_end_effector_path: str
+    goal_pose: str
+    attitude_setpoint_pose: str
+    display_joint_states: str       # the joint state (efforts) at the display rate, for RViz's Effort display
+    commanded_efforts: str          # the arm's commanded torques as a JointState's efforts, for the same
+
+
+@dataclass(frozen=True)
 class SawyerAdapterConfig:
     joints: tuple
     rate: float
@@ -143,6 +174,7 @@ class NodesConfig:
     controller: ControllerNodeConfig
     monitor: MonitorNodeConfig
     sawyer_adapter: SawyerAdapterConfig
+    visualization: VisualizationNodeConfig | None = None
     source: str | None = None
 
 
@@ -183,7 +215,8 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
         joint_states=joint_states, odometry=odometry,
         throttled_joint_states=joint_states + THROTTLED_SUFFIX,
         throttled_odometry={name: name_ + THROTTLED_SUFFIX for name, name_ in odometry.items()},
-        tf=topic(topics, "tf", "tf"), clock=topic(topics, "clock", "clock"),
+        tf=topic(topics, "tf", "tf"), tf_static=topic(topics, "tf_static", "tf_static"),
+        clock=topic(topics, "clock", "clock"),
         momentum_linear=topic(topics, "momentum_linear", "momentum/linear"),
         momentum_angular=topic(topics, "momentum_angular", "momentum/angular"),
         arm_command=topic(topics, "arm_command", "arm_effort_controller/commands"),
@@ -226,6 +259,8 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
     topics.reject_unknown()
     mon.reject_unknown()
 
+    visualization = _visualization(reader.sub("visualization", {}), world)
+
     ada = reader.sub("sawyer_adapter", {})
     topics = ada.sub("topics", {})
     joints = ada.string_list("joints", [f"right_j{i}" for i in range(7)])
@@ -255,7 +290,40 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
     topics.reject_unknown()
     ada.reject_unknown()
     reader.reject_unknown()
-    return NodesConfig(dynamics, controller, monitor, adapter, reader.source)
+    return NodesConfig(dynamics, controller, monitor, adapter, visualization, reader.source)
+
+
+def _visualization(vis: ConfigReader, world: str) -> VisualizationNodeConfig:
+    topics = vis.sub("topics", {})
+    scales = vis.sub("momentum_arrow_scale", {})
+    config = VisualizationNodeConfig(
+        world_frame=world, rate=rate(vis, "rate", 10.0), path_rate=rate(vis, "path_rate", 5.0),
+        end_effector_frame=vis.string("end_effector_frame", "right_hand"),
+        path_duration=vis.number("path_duration", 60.0, exclusive_minimum=0.0),
+        path_spacing=vis.number("path_spacing", 0.005, minimum=0.0),
+        planned_path_samples=vis.integer("planned_path_samples", 100, minimum=2),
+        linear_momentum_scale=scales.number("linear", 0.05, exclusive_minimum=0.0),
+        angular_momentum_scale=scales.number("angular", 0.2, exclusive_minimum=0.0),
+        wheel_indicator_offset=vis.number("wheel_indicator_offset", 0.65, minimum=0.0),
+        joint_states=topic(topics, "joint_states", "") if topics.has("joint_states") else None,
+        odometry=_odometry_topics(topics, {}) if topics.has("odometry") else None,
+        attitude_setpoint=topic(topics, "attitude_setpoint", "attitude_controller/setpoint"),
+        trajectory=topic(topics, "trajectory", "arm_controller/joint_trajectory"),
+        arm_command=topic(topics, "arm_command", "arm_effort_controller/commands"),
+        diagnostics=topic(topics, "diagnostics", "diagnostics"),
+        markers=topic(topics, "markers", "visualization/markers"),
+        static_markers=topic(topics, "static_markers", "visualization/static_markers"),
+        end_effector_path=topic(topics, "end_effector_path", "visualization/end_effector_path"),
+        planned_end_effector_path=topic(topics, "planned_end_effector_path",
+                                        "visualization/planned_end_effector_path"),
+        goal_pose=topic(topics, "goal_pose", "visualization/goal_pose"),
+        attitude_setpoint_pose=topic(topics, "attitude_setpoint_pose", "visualization/attitude_setpoint"),
+        display_joint_states=topic(topics, "display_joint_states", "visualization/joint_states"),
+        commanded_efforts=topic(topics, "commanded_efforts", "visualization/commanded_efforts"),
+    )
+    for sub in (topics, scales, vis):
+        sub.reject_unknown()
+    return config
 
 
 def flatten(data: dict, prefix: str = "") -> dict[str, object]:

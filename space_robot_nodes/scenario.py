@@ -6,7 +6,8 @@ optional dotted-key overrides of each (validated exactly like the files), plus:
 - duration (s) and initial_state (space_robot_dynamics.simulation.initial_state);
 - goals: a trajectory_msgs/JointTrajectory goal and a bus attitude setpoint, each with its publish time;
 - recording: bag rate for high-rate topics;
-- evaluation: the pre-grasp geometry and the stated requirements the summary checks.
+- evaluation: the pre-grasp geometry and the stated requirements the summary checks;
+- rviz: the RViz configuration that shows it (default rviz/space_robot.rviz).
 
 Both the standalone runtime and the ROS 2 nodes (parameter `scenario`) read these files.
 """
@@ -32,6 +33,7 @@ from .node_config import NodesConfig, read_nodes_config
 OVERRIDABLE = ("model", "nodes", "controller", "monitor")     # the files a scenario names
 SCENARIO = "scenario"                                         # Override.target of the scenario's own entries
 DEFAULT_DURATION = 10.0      # s, when a scenario (e.g. one for the real arm) does not say
+DEFAULT_RVIZ = "rviz/space_robot.rviz"      # servicer and target; rviz/sawyer.rviz for a bench arm
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class RecordingConfig:
     """Bag recording: topics published faster than `rate` (Hz) are decimated to it."""
 
     rate: float = 100.0
+    visualization: bool = True      # the visualization node's markers and paths in the bag (for RViz replay)
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ class Scenario:
     description: str = ""
     files: dict = field(default_factory=dict)   # name -> resolved path of each referenced file
     overrides: tuple = ()       # every Override applied (the scenario's own section and the given ones)
+    rviz: Path | None = None    # the RViz configuration that shows this scenario (launch files start RViz with it)
 
     def initial_state(self, system: SystemModel) -> tuple[np.ndarray, np.ndarray]:
         """(q0, v0) for `system` from the scenario's initial_state section (validated against the model)."""
@@ -209,7 +213,8 @@ def _read_scenario(reader: ConfigReader, given: list[Override], own: list[Overri
     goals.reject_unknown()
 
     rec = reader.sub("recording", {})
-    recording = RecordingConfig(rate=rec.number("rate", 100.0, exclusive_minimum=0.0))
+    recording = RecordingConfig(rate=rec.number("rate", 100.0, exclusive_minimum=0.0),
+                                visualization=rec.boolean("visualization", True))
     rec.reject_unknown()
 
     evaluation = None
@@ -267,6 +272,7 @@ def _read_scenario(reader: ConfigReader, given: list[Override], own: list[Overri
         evaluation=evaluation,
         files={"model": model_path, "nodes": nodes_path, "controller": controller_path, "monitor": monitor_path},
         overrides=tuple(own) + tuple(o for name in OVERRIDABLE for o in file_overrides[name]),
+        rviz=reader.file_path("rviz", DEFAULT_RVIZ),
     )
     reader.reject_unknown()
     return scenario

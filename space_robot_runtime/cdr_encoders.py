@@ -271,10 +271,27 @@ def _uint8_sequence(parts: list, pos: int, data) -> int:
 
 
 def encode_marker(msg) -> bytes:
+    parts = [ENCAPSULATION]
+    _marker(parts, 0, msg)
+    return b"".join(parts)
+
+
+def encode_marker_array(msg) -> bytes:
+    markers = msg.markers
+    parts = [ENCAPSULATION, _U32.pack(len(markers))]
+    pos = _U32.size
+    for marker in markers:
+        pos = _marker(parts, pos, marker)
+    return b"".join(parts)
+
+
+def _marker(parts: list, pos: int, msg) -> int:
+    """Lay out one Marker from `pos` (bytes after the encapsulation header); returns the position after it."""
     header = msg.header
     stamp = header.stamp
-    parts = [ENCAPSULATION, _STAMP.pack(stamp.sec, stamp.nanosec)]
-    pos = _string(parts, _STAMP.size, header.frame_id)
+    pos = _pad(parts, pos, 4)
+    parts.append(_STAMP.pack(stamp.sec, stamp.nanosec))
+    pos = _string(parts, pos + _STAMP.size, header.frame_id)
     pos = _string(parts, pos, msg.ns)
     pos = _pad(parts, pos, 4)
     parts.append(_MARKER_IDS.pack(msg.id, msg.type, msg.action))
@@ -311,12 +328,13 @@ def encode_marker(msg) -> bytes:
     pos = _string(parts, pos, msg.mesh_file.filename)
     pos = _uint8_sequence(parts, pos, msg.mesh_file.data)
     parts.append(_BYTES[bool(msg.mesh_use_embedded_materials)])
-    return b"".join(parts)
+    return pos + 1
 
 
 ENCODERS: dict[str, Callable[[object], bytes]] = {
     "diagnostic_msgs/msg/DiagnosticArray": encode_diagnostic_array,
     "visualization_msgs/msg/Marker": encode_marker,
+    "visualization_msgs/msg/MarkerArray": encode_marker_array,
     "sensor_msgs/msg/JointState": encode_joint_state,
     "nav_msgs/msg/Odometry": encode_odometry,
     "tf2_msgs/msg/TFMessage": encode_tf_message,

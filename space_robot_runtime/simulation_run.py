@@ -33,6 +33,7 @@ from space_robot_nodes.message_types import RosbagsMessageTypes
 from space_robot_nodes.monitor_core import build_monitor
 from space_robot_nodes.scenario import Scenario
 from space_robot_nodes.scenario_player_core import ScenarioPlayerCore, trajectory_message
+from space_robot_nodes.visualization_core import build_visualization
 
 from .bag_recorder import BagRecorder
 from .interruption import Interruption
@@ -94,6 +95,8 @@ class SimulationRun:
         self.controller = self.graph.add(ControllerCore(self.types, self.servicer_controller, nodes.controller))
         self.monitor = None if scenario.monitor_data is None else \
             self.graph.add(build_monitor(self.types, self.system, scenario))
+        self.visualization = self.graph.add(build_visualization(self.types, self.system, scenario)) \
+            if scenario.recording.visualization else None
         bus = scenario.evaluation.bus_subtree if scenario.evaluation is not None else self.system.subtrees[0].name
         if bus not in nodes.dynamics.odometry and self.system.subtree(bus).root_joint_id != 0:
             raise ConfigError("evaluation.bus_subtree", f"no odometry topic for subtree {bus!r}", scenario.source)

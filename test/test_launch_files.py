@@ -66,11 +66,13 @@ def test_rviz_config_shows_the_published_topics():
               for d in displays}
     nodes = load_nodes_config(ROOT / "config" / "nodes.yaml")
     odometry = nodes.dynamics.odometry
+    throttled = nodes.dynamics.throttled_odometry
     for expected in ("RobotModel:/robot_description", "RobotModel:/target/robot_description",
-                     f"Odometry:/{odometry['servicer']}", f"Odometry:/{odometry['target']}",
+                     f"Odometry:/{throttled['servicer']}", f"Odometry:/{throttled['target']}",
                      f"Marker:/{nodes.monitor.marker}"):
         assert expected in topics, expected
-    prefixes = {d["Description Topic"]["Value"]: d["TF Prefix"] for d in displays if "TF Prefix" in d}
+    assert set(odometry) == set(throttled)
+    prefixes = {d["Description Topic"]["Value"]: d["TF Prefix"] for d in displays if "Description Topic" in d}
     assert prefixes == {"/robot_description": "", "/target/robot_description": "target"}
     latched = [d["Description Topic"]["Durability Policy"] for d in displays if "Description Topic" in d]
     assert latched == ["Transient Local", "Transient Local"]
@@ -122,13 +124,14 @@ def _stub_launch_api(monkeypatch) -> None:
         monkeypatch.setitem(sys.modules, module_name, module)
 
 
-def _launched_nodes(monkeypatch, launch_file: str, scenario: Path) -> list[_Action]:
-    """Every Node the launch file starts for `scenario`, opaque functions executed."""
+def _launched_nodes(monkeypatch, launch_file: str, scenario: Path, **arguments) -> list[_Action]:
+    """Every Node the launch file starts for `scenario` (and other launch arguments), opaque functions executed."""
     _stub_launch_api(monkeypatch)
     spec = importlib.util.spec_from_file_location("launch_under_test", ROOT / "launch" / launch_file)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    context = {"scenario": str(scenario), "use_sim_time": "true", "rviz": "false"}
+    context = {"scenario": str(scenario), "use_sim_time": "true", "rviz": "false", "start_delay": "",
+               "joint_states": "/robot/joint_states", **arguments}
     nodes = []
     for action in module.generate_launch_description().args[0]:
         for item in action.execute(context) if isinstance(action, _OpaqueFunction) else [action]:
@@ -180,6 +183,26 @@ def test_simulation_launch_follows_another_scenario(monkeypatch):
     assert {f"right_j{i}" for i in range(7)} <= joints
     assert not {"rw_x", "grapple_frame"} & {link.get("name") for link in rsp[""]["urdf"].findall("link")}
     assert "holonomy_monitor_node" not in {n.kwargs["executable"] for n in nodes}
+
+
+@pytest.mark.parametrize("launch_file, scenario, config, delay", [
+    ("simulation.launch.py", "servicer_pregrasp.yaml", "space_robot.rviz", 10.0),
+    ("simulation.launch.py", "sawyer_lab.yaml", "sawyer.rviz", 10.0),
+    ("sawyer.launch.py", "sawyer_lab.yaml", "sawyer.rviz", None)])
+def test_rviz_opens_the_scenarios_own_config(monkeypatch, launch_file, scenario, config, delay):
+    """rviz:=true: RViz with the configuration the scenario names; the simulation holds t = 0 while RViz starts."""
+    nodes = _launched_nodes(monkeypatch, launch_file, ROOT / "config" / "scenarios" / scenario, rviz="true")
+    by_executable = {n.kwargs["executable"]: n for n in nodes}
+    assert Path(by_executable["rviz2"].kwargs["arguments"][1]).name == config
+    assert "visualization_node" in by_executable and "robot_state_publisher" in by_executable
+    if delay is not None:
+        assert by_executable["dynamics_node"].kwargs["parameters"][0]["start_delay"] == delay
+    else:                  # the real arm: every viewer on the arm's own joint states
+        remaps = [dict(n.kwargs.get("remappings", [])) for n in nodes
+                  if n.kwargs["executable"] in ("robot_state_publisher", "visualization_node")]
+        assert all("/robot/joint_states" in r.values() for r in remaps)
+    without = _launched_nodes(monkeypatch, launch_file, ROOT / "config" / "scenarios" / scenario)
+    assert "rviz2" not in {n.kwargs["executable"] for n in without}
 
 
 @pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)

@@ -58,6 +58,12 @@ def expected_counts(scenario) -> dict:
     # the throttled copy of the state (monitor, robot_state_publisher under ROS 2)
     for topic in (dyn.throttled_joint_states, *dyn.throttled_odometry.values()):
         counts[topic] = n(dyn.throttled_rate)
+    # the visualization node: markers and the setpoint pose at its rate (the setpoint is there from t = 0), the
+    # path at its own, the wheel discs once (latched); no goal before DURATION (it is published at 0.5 s)
+    vis = nodes.visualization
+    counts.update({vis.markers: n(vis.rate), vis.attitude_setpoint_pose: n(vis.rate), vis.goal_pose: 0,
+                   vis.end_effector_path: n(vis.path_rate), vis.planned_end_effector_path: 0, vis.static_markers: 1,
+                   vis.display_joint_states: n(vis.rate), vis.commanded_efforts: n(vis.rate)})
     return counts
 
 
@@ -70,7 +76,8 @@ def test_bag_metadata_topics_types_counts_and_qos(runs, scenario):
     assert {name: t["message_count"] for name, t in topics.items()} == expected_counts(scenario)
     for name, t in topics.items():
         qos = yaml.safe_load(t["topic_metadata"]["offered_qos_profiles"])
-        latched = name in ("robot_description", "target/robot_description", "tf_static")
+        latched = name in ("robot_description", "target/robot_description", "tf_static",
+                           "visualization/static_markers")
         assert (qos[0]["durability"] == TRANSIENT_LOCAL) == latched, name
         assert t["topic_metadata"]["type"] == result.summary["topics"][name]["type"]
     assert topics["joint_states"]["topic_metadata"]["type"] == "sensor_msgs/msg/JointState"

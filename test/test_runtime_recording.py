@@ -52,6 +52,12 @@ def random_messages():
                                      [(text(), RNG.normal()) for _ in range(int(RNG.integers(0, 4)))])
                 for _ in range(int(RNG.integers(0, 4)))]
     yield cv.DIAGNOSTIC_ARRAY, cv.diagnostic_array(TYPES, RNG.random() * 1e3, statuses)
+    yield MARKER, random_marker()
+    yield "visualization_msgs/msg/MarkerArray", TYPES.make("visualization_msgs/msg/MarkerArray", markers=[
+        random_marker() for _ in range(int(RNG.integers(0, 4)))])
+
+
+def random_marker():
     marker = TYPES.new(MARKER, header=cv.header(TYPES, RNG.random() * 1e3, text()), ns=text(),
                        id=int(RNG.integers(-5, 5)), type=int(RNG.integers(0, 12)), action=int(RNG.integers(0, 4)),
                        pose=TYPES.make("geometry_msgs/msg/Pose", position=cv.point(TYPES, RNG.normal(size=3)),
@@ -71,7 +77,7 @@ def random_messages():
     marker.texture.data = RNG.integers(0, 256, size=int(RNG.integers(0, 7)), dtype=np.uint8)
     marker.mesh_file.filename = text()
     marker.mesh_file.data = RNG.integers(0, 256, size=int(RNG.integers(0, 7)), dtype=np.uint8)
-    yield MARKER, marker
+    return marker
 
 
 def test_every_fast_encoder_writes_the_bytes_rosbags_writes():

@@ -31,7 +31,9 @@ alone; here a wake costs a wait and a take. Three ways of timing the core's time
   ROS 2 closes as in the standalone runtime whenever the controller answers within one step. Parameter
   `wait_for_commands` (s, default 0): before simulated time starts, wait that long at most for a publisher on
   every command topic (then SETTLE s for discovery to finish both ways), so that a launched graph starts at
-  t = 0 with its controller connected instead of simulating its first seconds without one.
+  t = 0 with its controller connected instead of simulating its first seconds without one. Parameter
+  `start_delay` (s, default 0): then hold t = 0 that long with the initial state published, so a viewer
+  that takes a while to start (RViz) shows the whole run.
 A core's `wanted(topic)` is answered from the publisher's matched subscription count (refreshed each cold pass):
 a message nobody subscribes to is not built.
 
@@ -179,6 +181,9 @@ class RclpyHost:
                 raise SpaceRobotError(f"real_time_factor: must be > 0, got {rtf}")
             self.pacing = WallPacing(self.tick, rtf, MAX_CATCH_UP)
             self.wait_for_commands = float(node.declare_parameter("wait_for_commands", 0.0).value)
+            self.start_delay = float(node.declare_parameter("start_delay", 0.0).value)
+            if not self.start_delay >= 0:
+                raise SpaceRobotError(f"start_delay: must be >= 0 s, got {self.start_delay}")
             self.schedule = TimerSchedule(core.timers, 0.0)
         else:
             self.sim_time = bool(node.get_parameter("use_sim_time").value)
@@ -312,8 +317,9 @@ class RclpyHost:
             self._await_commands(self.wait_for_commands)
         if not self._running():
             return
-        self.pacing.start(time.monotonic())
         self.schedule.run(0.0, SENSING)
+        self._hold(self.start_delay)        # the initial state is out: viewers show it while they start
+        self.pacing.start(time.monotonic())
         next_cold = time.monotonic() + COLD_PERIOD
         dropped = 0.0
         while self._running():
@@ -335,6 +341,13 @@ class RclpyHost:
                 self.schedule.run(self.steps * self.tick, ACTUATING)
                 self.steps += 1
                 self.schedule.run(self.steps * self.tick, SENSING)
+
+    def _hold(self, seconds: float) -> None:
+        """Keep simulated time at its start for `seconds` of wall time (parameter start_delay), serving the node."""
+        end = time.monotonic() + seconds
+        while self._running() and time.monotonic() < end:
+            self._cold_pass()
+            time.sleep(min(COLD_PERIOD, max(0.0, end - time.monotonic())))
 
     def _await_commands(self, limit: float) -> None:
         """Until every input topic has a publisher (then SETTLE s more) or `limit` s of wall time pass."""

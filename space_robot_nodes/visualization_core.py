@@ -1,0 +1,391 @@
+"""Visualization node core: what a GNC engineer wants to see in RViz, drawn from the state at a display rate.
+
+Subscribes (newest message only): the throttled joint state and odometry (config/nodes.yaml, 50 Hz), the
+attitude setpoint and the arm's trajectory goals. Publishes, in the world frame unless said:
+- visualization/markers (visualization_msgs/MarkerArray) at `rate` (20 Hz):
+  - ns `momentum`: the linear (N s) and angular (N m s, about the system centre of mass) momentum of each body
+    group of each subtree - base, arm, wheels - as arrows at the group's centre of mass, and of the whole system
+    at its centre of mass, each labelled with its value (seed 004 eqs. 2.9-2.12, body by body);
+  - ns `attitude`: the bus's axes and its setpoint's axes (ghost) at the bus, and the angle between them;
+  - ns `wheels`: one disc per reaction wheel on its spin axis just outside the bus, locked to the wheel's frame
+    so that its stripe turns with the wheel, labelled with the wheel speed (rpm);
+  - ns `goal`: the end effector's pose at the last trajectory goal (its last point, bus where it was then);
+- visualization/end_effector_path (nav_msgs/Path) at `path_rate`: where the end effector has been;
+- visualization/planned_end_effector_path (nav_msgs/Path), once per trajectory goal: the end effector along
+  the reference the controller will follow (the controller's own trajectory follower, ServicerController.
+  preview_trajectory, from the state at the goal's arrival), sampled;
+- visualization/goal_pose and visualization/attitude_setpoint (geometry_msgs/PoseStamped): the end effector at
+  the goal; the setpoint orientation placed at the bus.
+Everything is computed at the display rate from the state, never at the physics rate, so the node costs little
+whatever the control rate. Markers that have nothing to show (a zero arrow) are deleted, not drawn as dots.
+"""
+from __future__ import annotations
+
+import math
+import textwrap
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from space_robot_control.servicer_controller import ServicerController
+from space_robot_dynamics.errors import CommandError, ConfigError
+from space_robot_dynamics.model.system_model import SystemModel
+from space_robot_dynamics.model.urdf_joints import urdf_joints
+
+from . import conversions as cv
+from . import message_builders as mb
+from .message_types import MessageTypes
+from .node_config import VisualizationNodeConfig
+from .node_core import MONITOR, NodeCore
+from .robot_descriptions import robot_descriptions
+from .robot_state import StateAssembler, floating_subtrees
+
+MARKER_ARRAY = "visualization_msgs/msg/MarkerArray"
+PATH = "nav_msgs/msg/Path"
+POSE_STAMPED = "geometry_msgs/msg/PoseStamped"
+
+LINEAR, ANGULAR = (0.95, 0.35, 0.2), (0.3, 0.55, 1.0)        # RGB of the momentum arrows
+AXES = ((1.0, 0.0, 0.0), (0.0, 0.8, 0.0), (0.1, 0.3, 1.0))   # x, y, z as RViz draws frames
+DIAGNOSTICS_LINE_WIDTH = 70       # characters: a status line cut there (its whole text is on /diagnostics)
+
+
+@dataclass(frozen=True)
+class BodyGroup:
+    """Bodies (Pinocchio joint ids) whose momentum is drawn as one: `name` like "servicer base"."""
+
+    name: str
+    joints: tuple
+
+
+def body_groups(system: SystemModel) -> list[BodyGroup]:
+    """Per subtree: its base (the root body and what is fixed to it), its arm (the arm joints' bodies and what
+    they carry), its reaction wheels."""
+    model = system.model
+    wheels = {system.joint_id(n) for n in system.wheel_joints}
+    arm = {system.joint_id(n) for n in system.arm_joints}
+    groups = []
+    for subtree in system.subtrees:
+        members: dict[str, list[int]] = {"base": [], "arm": [], "wheels": []}
+        for name in subtree.joint_names:
+            j = model.getJointId(name)
+            kind = "wheels" if j in wheels else "arm" if arm & set(model.supports[j]) else "base"
+            members[kind].append(j)
+        groups += [BodyGroup(f"{subtree.name} {kind}", tuple(ids)) for kind, ids in members.items() if ids]
+    return groups
+
+
+def build_visualization(types: MessageTypes, system: SystemModel, scenario) -> VisualizationCore:
+    """The visualization node core of a scenario: its nodes file's visualization section, the state topics of its
+    dynamics node (throttled) where the section names none, the scenario's controller for planned paths."""
+    nodes = scenario.nodes
+    config = nodes.visualization
+    dynamics = nodes.dynamics
+    controller = ServicerController(system, scenario.controller) if "joint_tracking" in scenario.controller.modes \
+        else None
+    bus = scenario.controller.bus_subtree if any(s.name == scenario.controller.bus_subtree
+                                                 for s in system.subtrees) else None
+    return VisualizationCore(types, system, config, controller, bus,
+                             config.joint_states or dynamics.throttled_joint_states,
+                             config.odometry if config.odometry is not None else dynamics.throttled_odometry)
+
+
+class VisualizationCore(NodeCore):
+    name = "visualization"
+
+    def __init__(self, types: MessageTypes, system: SystemModel, config: VisualizationNodeConfig,
+                 controller: ServicerController | None, bus_subtree: str | None, joint_states: str,
+                 odometry: dict):
+        super().__init__(types)
+        self.system, self.config, self.controller = system, config, controller
+        model = system.model
+        self.data = model.createData()
+        self.world = config.world_frame
+        self.state = StateAssembler(system, config.world_frame)
+        self.groups = body_groups(system)
+        self.bus = system.subtree(bus_subtree) if bus_subtree is not None else None
+        if self.bus is not None and self.bus.root_joint_id == 0:
+            self.bus = None                        # a fixed base has no attitude to hold
+        ee = config.end_effector_frame
+        if ee and not model.existFrame(ee):
+            raise ConfigError("visualization.end_effector_frame", f"no frame {ee!r} in the model")
+        self.ee_frame = model.getFrameId(ee) if ee else None
+        self.wheels = self._wheel_axes()
+        self._build = mb.MarkerBuilder(types)
+        self._origin = self._build.pose((0.0, 0.0, 0.0))
+        self.setpoint: np.ndarray | None = None
+        self.goal_pose: pin.SE3 | None = None
+        self.planned: list | None = None           # PoseStamped messages of the planned path, built once per goal
+        self._path: deque = deque()
+        self._last_path_point: np.ndarray | None = None
+        self.errors = 0
+        self.last_error = ""
+
+        topics = config
+        joints_holder = self.state.holder("joints", self, joint_states)
+        self._joint_state = None                   # the newest joint state, republished at the display rate
+
+        def take_joint_state(msg) -> None:
+            self._joint_state = msg
+            joints_holder(msg)
+        self.add_subscription(joint_states, cv.JOINT_STATE, take_joint_state, latest_only=True)
+        for subtree in floating_subtrees(system):
+            if subtree.name not in odometry:
+                raise ConfigError("visualization.topics.odometry", f"no odometry topic for the floating subtree "
+                                  f"{subtree.name!r} (have {sorted(odometry)})")
+            topic = odometry[subtree.name]
+            self.add_subscription(topic, cv.ODOMETRY, self.state.holder(subtree.name, self, topic), latest_only=True)
+        self.add_subscription(topics.attitude_setpoint, cv.QUATERNION_STAMPED, self.on_setpoint)
+        self.add_subscription(topics.trajectory, cv.JOINT_TRAJECTORY, self.on_trajectory)
+        self.arm_joints = tuple(controller.arm_joints) if controller is not None else tuple(system.arm_joints)
+        self._command = None
+        self.add_subscription(topics.arm_command, cv.FLOAT64_MULTI_ARRAY, self._take_command, latest_only=True)
+        self.statuses: dict[str, tuple[int, str]] = {}       # diagnostic status name -> (level, message)
+        self.add_subscription(topics.diagnostics, cv.DIAGNOSTIC_ARRAY, self.on_diagnostics)
+        self.anchor = (self.bus or next(iter(system.subtrees))).base_link      # where the status text hangs
+        self.momentum = all(s.config.base_joint == "free_flyer" for s in system.subtrees) and \
+            not np.any(system.config.gravity)      # conserved: worth drawing (a bench arm exchanges it with the world)
+        self.add_publication(topics.markers, MARKER_ARRAY)
+        self.add_publication(topics.static_markers, MARKER_ARRAY, transient_local=True)
+        for topic in (topics.end_effector_path, topics.planned_end_effector_path):
+            self.add_publication(topic, PATH)
+        for topic in (topics.goal_pose, topics.attitude_setpoint_pose):
+            self.add_publication(topic, POSE_STAMPED)
+        for topic in (topics.display_joint_states, topics.commanded_efforts):
+            self.add_publication(topic, cv.JOINT_STATE)
+        self.add_timer("markers", 1.0 / config.rate, self.publish_markers, MONITOR, ("nodes", "visualization.rate"))
+        self.add_timer("paths", 1.0 / config.path_rate, self.publish_path, MONITOR,
+                       ("nodes", "visualization.path_rate"))
+
+    # ---- inputs --------------------------------------------------------------------------------
+    def _fresh_state(self) -> bool:
+        for error in self.state.update():
+            self.errors += 1
+            self.last_error = error
+        return self.state.ready
+
+    def on_setpoint(self, msg) -> None:
+        try:
+            self.setpoint = cv.read_quaternion_stamped(msg, self.world, self.config.attitude_setpoint, 1e-3)
+        except CommandError as exc:
+            self.errors += 1
+            self.last_error = str(exc)
+
+    def _take_command(self, msg) -> None:
+        self._command = msg
+
+    def on_diagnostics(self, msg) -> None:
+        for status in msg.status:
+            self.statuses[status.name] = (cv.level_of(status), status.message)
+
+    def on_trajectory(self, msg) -> None:
+        """The goal's end-effector pose and the planned path, from the state now (as the controller sees it)."""
+        self.planned, self.goal_pose = None, None
+        if self.ee_frame is None or not self._fresh_state():
+            return
+        q, v = self.state.q.copy(), self.state.v.copy()
+        try:
+            names, points, start = cv.read_joint_trajectory(msg)
+            if self.controller is None:
+                raise CommandError("trajectory", "no controller model to plan with")
+            follower, report = self.controller.preview_trajectory(names, points, self.now(), q, v, start)
+        except CommandError as exc:          # the controller refuses it too: nothing to draw
+            self.errors += 1
+            self.last_error = str(exc)
+            return
+        times = np.linspace(report.start_time, report.start_time + report.duration, self.config.planned_path_samples)
+        stamp = cv.time_msg(self.types, self.now())
+        poses = []
+        for t in times:
+            poses.append(self._pose_stamped(stamp, self._ee_pose(self._with_arm(q, follower.sample(t).positions))))
+        self.goal_pose = self._ee_pose(self._with_arm(q, follower.sample(times[-1]).positions))
+        self.planned = poses
+        self.publish(self.config.planned_end_effector_path, self.types.new(
+            PATH, header=cv.header(self.types, self.now(), self.world), poses=poses))
+
+    def _with_arm(self, q: np.ndarray, arm_positions) -> np.ndarray:
+        q = q.copy()
+        for name, angle in zip(self.controller.arm_joints, arm_positions):
+            self.system.set_joint_angle(q, name, float(angle))
+        return q
+
+    def _ee_pose(self, q: np.ndarray) -> pin.SE3:
+        """The end effector's placement in the world frame at configuration q."""
+        pin.forwardKinematics(self.system.model, self.data, q)
+        return pin.updateFramePlacement(self.system.model, self.data, self.ee_frame).copy()
+
+    # ---- outputs ---------------------------------------------------------------------------------
+    def publish_path(self, now: float) -> None:
+        if self.ee_frame is None or not self._fresh_state():
+            return
+        pose = self._ee_pose(self.state.q)
+        point = pose.translation.copy()
+        if self._last_path_point is None or np.linalg.norm(point - self._last_path_point) >= self.config.path_spacing:
+            self._path.append((now, self._pose_stamped(cv.time_msg(self.types, now), pose)))
+            self._last_path_point = point
+        while self._path and now - self._path[0][0] > self.config.path_duration:
+            self._path.popleft()
+        self.publish(self.config.end_effector_path, self.types.new(
+            PATH, header=cv.header(self.types, now, self.world), poses=[p for _, p in self._path]))
+
+    def start(self) -> None:
+        if self.wheels:
+            self.publish(self.config.static_markers, self.static_markers(self.now()))
+
+    def publish_markers(self, now: float) -> None:
+        if not self._fresh_state():
+            return
+        q, v = self.state.q, self.state.v
+        header = cv.header(self.types, now, self.world)
+        markers = (self._momentum_markers(header, q, v) if self.momentum else []) + self._wheel_labels(now, v)
+        markers.append(self._diagnostics_text(now))
+        self._publish_efforts(now)
+        if self.bus is not None:
+            markers += self._attitude_markers(header, now, q)
+        if self.goal_pose is not None:
+            markers += self._axes(header, "goal", 0, self.goal_pose, 0.15, 0.7, 0.015)
+            self.publish(self.config.goal_pose, self._pose_stamped(header.stamp, self.goal_pose))
+        self.publish(self.config.markers, self.types.new(MARKER_ARRAY, markers=markers))
+
+    def _publish_efforts(self, now: float) -> None:
+        """The joint state again at the display rate, and the arm command as efforts (N m) of the arm joints."""
+        if self._joint_state is not None:
+            self.publish(self.config.display_joint_states, self._joint_state)
+        command = self._command
+        if command is not None and len(command.data) == len(self.arm_joints):
+            zeros = np.zeros(len(self.arm_joints))
+            self.publish(self.config.commanded_efforts, cv.joint_state(self.types, now, self.arm_joints, zeros, zeros,
+                                                                        np.asarray(command.data, float)))
+
+    def _diagnostics_text(self, now: float):
+        """Every node's diagnostic status as a line (level, name, message), worst first, under the base."""
+        lines = [f"{cv.LEVEL_NAMES.get(level, level)}  {name}: {message}"
+                 for name, (level, message) in sorted(self.statuses.items(), key=lambda kv: (-kv[1][0], kv[0]))]
+        text = "\n".join(textwrap.shorten(line, DIAGNOSTICS_LINE_WIDTH) for line in lines) or "no diagnostics yet"
+        return self._text(cv.header(self.types, now, self.anchor), "diagnostics", 0, (0.0, 0.0, -0.9), text, 0.045)
+
+    # ---- momentum ----------------------------------------------------------------------------------
+    def group_momenta(self, q: np.ndarray, v: np.ndarray) -> tuple[list, np.ndarray]:
+        """[(group, mass kg, centre of mass m, p N s, L N m s about the system CoM)] in the world frame, and the
+        system centre of mass (m). Body momentum h_j = oM_j (I_j v_j) about the world origin, summed."""
+        model, data = self.system.model, self.data
+        pin.forwardKinematics(model, data, q, v)
+        com = pin.centerOfMass(model, data, q, False)
+        out = []
+        for group in self.groups:
+            mass, first, linear, angular = 0.0, np.zeros(3), np.zeros(3), np.zeros(3)
+            for j in group.joints:
+                inertia, placement = model.inertias[j], data.oMi[j]
+                h = placement.act(inertia * data.v[j])
+                linear += h.linear
+                angular += h.angular
+                mass += inertia.mass
+                first += inertia.mass * placement.act(inertia.lever)
+            if mass <= 0.0:
+                continue
+            out.append((group, mass, first / mass, linear, angular - np.cross(com, linear)))
+        return out, com
+
+    def _momentum_markers(self, header, q: np.ndarray, v: np.ndarray) -> list:
+        groups, com = self.group_momenta(q, v)
+        scale_p, scale_l = self.config.linear_momentum_scale, self.config.angular_momentum_scale
+        markers, total_p, total_l = [], np.zeros(3), np.zeros(3)
+        for k, (group, _mass, centre, p, l_c) in enumerate(groups):
+            total_p += p
+            total_l += l_c
+            markers += [self._arrow(header, "momentum", 3 * k, centre, scale_p * p, LINEAR, 0.02),
+                        self._arrow(header, "momentum", 3 * k + 1, centre, scale_l * l_c, ANGULAR, 0.02),
+                        self._text(header, "momentum", 3 * k + 2, centre + (0.0, 0.0, 0.12),
+                                   f"{group.name}: p {_g(p)} N s, L {_g(l_c)} N m s", 0.05)]
+        k = 3 * len(groups)
+        markers += [self._arrow(header, "momentum", k, com, scale_p * total_p, LINEAR, 0.035),
+                    self._arrow(header, "momentum", k + 1, com, scale_l * total_l, ANGULAR, 0.035),
+                    self._text(header, "momentum", k + 2, com + (0.0, 0.0, -0.15),
+                               f"system (at its CoM): p {_g(total_p)} N s, L {_g(total_l)} N m s", 0.06)]
+        return markers
+
+    # ---- attitude ---------------------------------------------------------------------------------
+    def _attitude_markers(self, header, now: float, q: np.ndarray) -> list:
+        data = self.data
+        bus = pin.updateFramePlacement(self.system.model, data, self.bus.base_frame_id)   # after group_momenta's FK
+        markers = self._axes(header, "attitude", 0, bus, 0.9, 1.0, 0.03)
+        if self.setpoint is not None:
+            x, y, z, w = self.setpoint
+            target = pin.SE3(pin.Quaternion(w, x, y, z).toRotationMatrix(), bus.translation)
+            markers += self._axes(header, "attitude", 3, target, 1.05, 0.35, 0.045)
+            angle = float(np.linalg.norm(pin.log3(target.rotation.T @ bus.rotation)))
+            markers.append(self._text(header, "attitude", 6, bus.translation + (0.0, 0.0, 0.75),
+                                      f"bus attitude error {angle:.2g} rad (ghost axes: setpoint)", 0.06))
+            self.publish(self.config.attitude_setpoint_pose, self._pose_stamped(cv.time_msg(self.types, now), target))
+        return markers
+
+    # ---- wheels -----------------------------------------------------------------------------------
+    def _wheel_axes(self) -> list[tuple[str, str, np.ndarray]]:
+        """(joint, child link frame, unit spin axis in that frame) of each reaction wheel, from the URDF."""
+        by_name = {j.name: j for d in robot_descriptions(self.system.config)
+                   for j in urdf_joints(d.urdf, d.frame_prefix)}
+        return [(name, by_name[name].child, by_name[name].axis) for name in self.system.wheel_joints
+                if name in by_name]
+
+    def static_markers(self, now: float):
+        """A disc and a stripe per wheel, locked to the wheel's frame (RViz moves them with its tf): published once,
+        latched, since only the wheel's frame moves."""
+        build = self._build
+        markers = []
+        for k, (_joint, frame, axis) in enumerate(self.wheels):
+            header = cv.header(self.types, now, frame)
+            xyzw = pin.Quaternion(_z_to(axis)).coeffs().tolist()
+            centre = self.config.wheel_indicator_offset * axis
+            stripe = centre + _z_to(axis) @ np.array([0.055, 0.0, 0.0])
+            markers += [build.marker(header, "wheels", 2 * k, build.CYLINDER, build.pose(centre.tolist(), xyzw),
+                                     (0.22, 0.22, 0.02), (0.75, 0.75, 0.8, 0.9), frame_locked=True),
+                        build.marker(header, "wheels", 2 * k + 1, build.CUBE, build.pose(stripe.tolist(), xyzw),
+                                     (0.11, 0.025, 0.03), (0.9, 0.2, 0.2, 1.0), frame_locked=True)]
+        return self.types.new(MARKER_ARRAY, markers=markers)
+
+    def _wheel_labels(self, now: float, v: np.ndarray) -> list:
+        labels = []
+        for k, (joint, frame, axis) in enumerate(self.wheels):
+            rpm = v[self.system.v_index(joint)] * 60.0 / (2.0 * math.pi)
+            position = (self.config.wheel_indicator_offset + 0.16) * axis
+            labels.append(self._text(cv.header(self.types, now, frame), "wheel_speeds", k, position,
+                                     f"{joint}: {rpm:.0f} rpm", 0.045, frame_locked=True))
+        return labels
+
+    # ---- marker building ------------------------------------------------------------------------------
+    def _arrow(self, header, ns: str, marker_id: int, start: np.ndarray, vector: np.ndarray, rgb, width: float,
+               alpha: float = 1.0):
+        build = self._build
+        if float(np.linalg.norm(vector)) < 2.0 * width:      # too short to read: nothing, not a dot
+            return build.marker(header, ns, marker_id, build.ARROW, self._origin, (width, width, width),
+                                (0.0, 0.0, 0.0, 0.0), action=build.DELETE)
+        points = (build.point(start.tolist()), build.point((start + vector).tolist()))
+        return build.marker(header, ns, marker_id, build.ARROW, self._origin, (width, 2.0 * width, 3.0 * width),
+                            (*rgb, alpha), points)         # scale: shaft and head diameters, head length
+
+    def _axes(self, header, ns: str, first_id: int, placement: pin.SE3, length: float, alpha: float,
+              width: float) -> list:
+        return [self._arrow(header, ns, first_id + k, placement.translation, length * placement.rotation[:, k], rgb,
+                            width, alpha) for k, rgb in enumerate(AXES)]
+
+    def _text(self, header, ns: str, marker_id: int, position, text: str, height: float, frame_locked=False):
+        build = self._build
+        # scale.z: letter height; scale.x: the width of a space (RViz 2 uses a ~1 m default when it is 0)
+        return build.marker(header, ns, marker_id, build.TEXT, build.pose(np.asarray(position, float).tolist()),
+                            (0.4 * height, 0.0, height), (0.9, 0.9, 0.9, 1.0), text=text, frame_locked=frame_locked)
+
+    def _pose_stamped(self, stamp, placement: pin.SE3):
+        header = self.types.make("std_msgs/msg/Header", stamp=stamp, frame_id=self.world)
+        return self.types.new(POSE_STAMPED, header=header, pose=self._build.pose(
+            placement.translation.tolist(), pin.Quaternion(placement.rotation).coeffs().tolist()))
+
+
+def _z_to(axis: np.ndarray) -> np.ndarray:
+    """A rotation taking the z axis onto the unit vector `axis` (a cylinder marker's axis onto the spin axis)."""
+    return pin.Quaternion.FromTwoVectors(np.array([0.0, 0.0, 1.0]), axis).toRotationMatrix()
+
+
+def _g(vector: np.ndarray) -> str:
+    """|vector| with two significant digits: labels stay short."""
+    return f"{float(np.linalg.norm(vector)):.2g}"
