@@ -1,7 +1,8 @@
 """The controller (and optionally the holonomy monitor) on the real Sawyer arm through the Intera SDK, and RViz.
 
     ros2 launch space_robot sawyer.launch.py [scenario:=PATH] [joint_states:=/robot/joint_states]
-                                             [monitor:=false] [rviz:=false] [use_sim_time:=false]
+                                             [monitor:=false] [rviz:=false] [viewers:=<rviz>]
+                                             [use_sim_time:=false]
 
 Joint states come from /robot/joint_states (right_j0..right_j6; head_pan and others are ignored). The
 sawyer_command_adapter republishes the arm effort commands as intera_core_msgs/JointCommand in TORQUE_MODE
@@ -14,7 +15,8 @@ bench arm is not: monitor:=true only with a scenario whose model floats.
 rviz:=true shows the arm as it is: a robot_state_publisher with the scenario's Sawyer description on the arm's
 joint states, the visualization node (applied and commanded efforts, the goal and end-effector paths, every
 node's diagnostic level - the adapter's command timeout among them) and RViz with the scenario's configuration
-(rviz/sawyer.rviz, fixed frame `base`).
+(rviz/sawyer.rviz, fixed frame `base`). viewers:=true starts the first two without RViz (for an RViz elsewhere,
+or a headless check of what the configuration needs).
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
@@ -28,9 +30,13 @@ PACKAGE = "space_robot"
 
 
 def viewer_nodes(context, *_args, **_kwargs):
-    """With rviz:=true: robot_state_publisher (the scenario's URDF), the visualization node and RViz (the
-    scenario's configuration), all on the arm's joint states."""
-    if LaunchConfiguration("rviz").perform(context).lower() not in ("true", "1"):
+    """With viewers:=true (the default with rviz:=true): robot_state_publisher (the scenario's URDF) and the
+    visualization node, both on the arm's joint states; with rviz:=true also RViz (the scenario's configuration)."""
+    def flag(name: str) -> bool:
+        return LaunchConfiguration(name).perform(context).lower() in ("true", "1")
+    viewers = LaunchConfiguration("viewers").perform(context)
+    with_rviz = flag("rviz")
+    if not (flag("viewers") if viewers else with_rviz):
         return []
     from space_robot_nodes.robot_descriptions import robot_descriptions
     from space_robot_nodes.scenario import load_scenario
@@ -51,8 +57,9 @@ def viewer_nodes(context, *_args, **_kwargs):
     nodes.append(Node(package=PACKAGE, executable="visualization_node", name="visualization", output="screen",
                       parameters=[{"scenario": path}, sim_time],
                       remappings=[(scenario.nodes.dynamics.throttled_joint_states, joint_states)]))
-    nodes.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
-                      arguments=["-d", str(scenario.rviz)], parameters=[sim_time]))
+    if with_rviz:
+        nodes.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
+                          arguments=["-d", str(scenario.rviz)], parameters=[sim_time]))
     return nodes
 
 
@@ -72,6 +79,8 @@ def generate_launch_description():
         DeclareLaunchArgument("monitor", default_value="false", description="start the holonomy monitor"),
         DeclareLaunchArgument("rviz", default_value="false",
                               description="show the arm, its efforts and the nodes' states in RViz"),
+        DeclareLaunchArgument("viewers", default_value="",
+                              description="robot_state_publisher and the visualization node (default: as rviz)"),
         DeclareLaunchArgument("use_sim_time", default_value="false"),
         Node(package=PACKAGE, executable="controller_node", name="controller", output="screen",
              parameters=common, remappings=remap),

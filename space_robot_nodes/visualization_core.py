@@ -11,7 +11,7 @@ attitude setpoint and the arm's trajectory goals. Publishes, in the world frame 
     so that its stripe turns with the wheel, labelled with the wheel speed (rpm);
   - ns `goal`: the end effector's pose at the last trajectory goal (its last point, bus where it was then);
 - visualization/end_effector_path (nav_msgs/Path) at `path_rate`: where the end effector has been;
-- visualization/planned_end_effector_path (nav_msgs/Path), once per trajectory goal: the end effector along
+- visualization/planned_end_effector_path (nav_msgs/Path, latched), once per trajectory goal: the end effector along
   the reference the controller will follow (the controller's own trajectory follower, ServicerController.
   preview_trajectory, from the state at the goal's arrival), sampled;
 - visualization/goal_pose and visualization/attitude_setpoint (geometry_msgs/PoseStamped): the end effector at
@@ -148,8 +148,9 @@ class VisualizationCore(NodeCore):
             not np.any(system.config.gravity)      # conserved: worth drawing (a bench arm exchanges it with the world)
         self.add_publication(topics.markers, MARKER_ARRAY)
         self.add_publication(topics.static_markers, MARKER_ARRAY, transient_local=True)
-        for topic in (topics.end_effector_path, topics.planned_end_effector_path):
-            self.add_publication(topic, PATH)
+        self.add_publication(topics.end_effector_path, PATH)
+        # the plan of the last goal: latched, a viewer that starts later still shows it
+        self.add_publication(topics.planned_end_effector_path, PATH, transient_local=True)
         for topic in (topics.goal_pose, topics.attitude_setpoint_pose):
             self.add_publication(topic, POSE_STAMPED)
         for topic in (topics.display_joint_states, topics.commanded_efforts):

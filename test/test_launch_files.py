@@ -130,7 +130,7 @@ def _launched_nodes(monkeypatch, launch_file: str, scenario: Path, **arguments) 
     spec = importlib.util.spec_from_file_location("launch_under_test", ROOT / "launch" / launch_file)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    context = {"scenario": str(scenario), "use_sim_time": "true", "rviz": "false", "start_delay": "",
+    context = {"scenario": str(scenario), "use_sim_time": "true", "rviz": "false", "start_delay": "", "viewers": "",
                "joint_states": "/robot/joint_states", **arguments}
     nodes = []
     for action in module.generate_launch_description().args[0]:
@@ -213,3 +213,10 @@ def test_launch_file_runs_against_the_launch_api(monkeypatch, path):
     nodes = _launched_nodes(monkeypatch, path.name, ROOT / "config" / "scenarios" / defaults[path.name])
     ours = {n.kwargs["executable"] for n in nodes if n.kwargs["package"] == "space_robot"}
     assert ours and ours <= set(console_scripts())
+
+
+def test_the_sawyer_viewers_run_without_rviz(monkeypatch):
+    nodes = _launched_nodes(monkeypatch, "sawyer.launch.py", ROOT / "config" / "scenarios" / "sawyer_lab.yaml",
+                            viewers="true")
+    executables = {n.kwargs["executable"] for n in nodes}
+    assert {"robot_state_publisher", "visualization_node"} <= executables and "rviz2" not in executables

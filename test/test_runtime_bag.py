@@ -77,7 +77,7 @@ def test_bag_metadata_topics_types_counts_and_qos(runs, scenario):
     for name, t in topics.items():
         qos = yaml.safe_load(t["topic_metadata"]["offered_qos_profiles"])
         latched = name in ("robot_description", "target/robot_description", "tf_static",
-                           "visualization/static_markers")
+                           "visualization/static_markers", "visualization/planned_end_effector_path")
         assert (qos[0]["durability"] == TRANSIENT_LOCAL) == latched, name
         assert t["topic_metadata"]["type"] == result.summary["topics"][name]["type"]
     assert topics["joint_states"]["topic_metadata"]["type"] == "sensor_msgs/msg/JointState"

@@ -1,0 +1,147 @@
+"""Every shipped RViz configuration against the graph that uses it, under a real ROS 2 Humble and headless (issue 17):
+for each shipped scenario, its launch (the simulation, and for the bench arm also the real-arm launch with its
+viewers) runs without RViz while these checks read the scenario's configuration:
+- the Fixed Frame and every frame the TF display names are in tf (tf2, transformable to the fixed frame);
+- every enabled display's topic is published with a message type that display accepts, latched exactly where the
+  display asks for transient-local, and a message arrives with the display's QoS;
+- every text marker has a non-zero letter height (scale.z) and space width (scale.x).
+"""
+from __future__ import annotations
+
+import time
+
+import pytest
+import yaml
+from ros2_available import require_ros2
+
+require_ros2()
+
+import rclpy  # noqa: E402
+from rclpy.duration import Duration  # noqa: E402
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from rclpy.time import Time  # noqa: E402
+from ros2_processes import RosCommand, wait_until  # noqa: E402
+from rosidl_runtime_py.utilities import get_message  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from tf2_ros import Buffer, TransformListener  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+from space_robot_nodes.scenario import load_scenario, shipped_scenarios  # noqa: E402
+
+START_TIMEOUT = 90.0      # s: launch, model building, discovery on a loaded machine
+MESSAGE_TIMEOUT = 30.0    # s for the first message of a display's topic
+# display class -> message types it subscribes to (rviz_default_plugins, Humble)
+ACCEPTS = {
+    "RobotModel": {"std_msgs/msg/String"}, "Odometry": {"nav_msgs/msg/Odometry"},
+    "Marker": {"visualization_msgs/msg/Marker"}, "MarkerArray": {"visualization_msgs/msg/MarkerArray"},
+    "Path": {"nav_msgs/msg/Path"}, "Pose": {"geometry_msgs/msg/PoseStamped"},
+    "Effort": {"sensor_msgs/msg/JointState"}, "Wrench": {"geometry_msgs/msg/WrenchStamped"},
+}
+NO_TOPIC = {"Grid", "TF", "Axes"}
+TEXT_VIEW_FACING, ADD = 9, 0
+ARM = [f"right_j{i}" for i in range(7)]
+
+
+def display_qos(qos: dict) -> QoSProfile:
+    return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=int(qos.get("Depth", 5)),
+                      reliability=ReliabilityPolicy.BEST_EFFORT if qos.get("Reliability Policy") == "Best Effort"
+                      else ReliabilityPolicy.RELIABLE,
+                      durability=DurabilityPolicy.TRANSIENT_LOCAL if qos.get("Durability Policy") == "Transient Local"
+                      else DurabilityPolicy.VOLATILE)
+
+
+def check_config(probe, config_path, tag: str) -> int:
+    """The checks of the module docstring; returns how many displays were checked."""
+    manager = yaml.safe_load(config_path.read_text())["Visualization Manager"]
+    node = probe.node
+    fixed = manager["Global Options"]["Fixed Frame"]
+    heard: dict[str, list] = {}
+    subscriptions = []
+    displays = [d for d in manager["Displays"]
+                if d.get("Enabled", True) and d["Class"].split("/")[-1] not in NO_TOPIC]
+    try:
+        for display in displays:
+            kind = display["Class"].split("/")[-1]
+            qos = display.get("Topic") or display.get("Description Topic")
+            topic = qos["Value"]
+            types = probe.wait_for(lambda t=topic: dict(node.get_topic_names_and_types()).get(t), MESSAGE_TIMEOUT,
+                                   f"{tag}: a publisher of {topic} ({display['Name']})")
+            assert set(types) & ACCEPTS[kind], (display["Name"], types)
+            latched = {info.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
+                       for info in node.get_publishers_info_by_topic(topic)}
+            assert latched == {qos["Durability Policy"] == "Transient Local"}, (display["Name"], latched)
+            msgtype = next(t for t in types if t in ACCEPTS[kind])
+            heard.setdefault(topic, [])
+            subscriptions.append(node.create_subscription(get_message(msgtype), topic,
+                                                          lambda msg, t=topic: heard[t].append(msg),
+                                                          display_qos(qos)))
+        for display in displays:
+            topic = (display.get("Topic") or display.get("Description Topic"))["Value"]
+            probe.wait_for(lambda t=topic: heard[t], MESSAGE_TIMEOUT, f"{tag}: a message on {topic}")
+    finally:
+        for subscription in subscriptions:
+            node.destroy_subscription(subscription)
+    texts = [m for messages in heard.values() for msg in messages
+             for m in getattr(msg, "markers", [msg] if hasattr(msg, "text") else [])
+             if m.type == TEXT_VIEW_FACING and m.action == ADD]
+    assert all(m.scale.x > 0 and m.scale.z > 0 for m in texts), [(m.ns, m.scale) for m in texts]
+    # frames: the fixed frame and every frame the TF display names, transformable to the fixed frame
+    tf_display = next(d for d in manager["Displays"] if d["Class"].endswith("/TF"))
+    frames = [fixed] + [f for f, v in tf_display["Frames"].items() if isinstance(v, dict) and v.get("Value")]
+    buffer = Buffer()
+    listener = TransformListener(buffer, node, spin_thread=False)
+    try:
+        for frame in frames:
+            probe.wait_for(lambda f=frame: buffer.can_transform(fixed, f, Time(), Duration(seconds=0.0)),
+                           MESSAGE_TIMEOUT, f"{tag}: tf {fixed} -> {frame}")
+    finally:
+        node.destroy_subscription(listener.tf_sub)
+        node.destroy_subscription(listener.tf_static_sub)
+    return len(displays)
+
+
+@pytest.mark.parametrize("name", shipped_scenarios())
+def test_the_scenarios_rviz_config_is_served_by_its_simulation(name, probe, ros_env, share_dir, tmp_path):
+    scenario = load_scenario(name)
+    path = share_dir / "config" / "scenarios" / f"{name}.yaml"
+    launch = RosCommand(["ros2", "launch", "space_robot", "simulation.launch.py", f"scenario:={path}", "rviz:=false"],
+                        tmp_path / "launch.log", ros_env)
+    try:
+        wait_until(lambda: " running" in launch.output() or not launch.alive(), START_TIMEOUT, "the launch")
+        assert launch.alive(), launch.output()[-3000:]
+        assert check_config(probe, share_dir / "rviz" / scenario.rviz.name, name) >= 6
+    finally:
+        launch.signal_group()
+        launch.wait(60)
+
+
+def test_the_real_arm_viewers_serve_the_sawyer_config(probe, ros_env, share_dir, tmp_path):
+    """sawyer.launch.py viewers:=true with Intera's joint states faked: what rviz/sawyer.rviz shows is there."""
+    states = probe.node.create_publisher(JointState, "/robot/joint_states", 10)
+
+    def publish_state():
+        msg = JointState(name=["head_pan"] + ARM, position=[0.0, 0.0, -1.0, 0.0, 1.5, 0.0, 0.5, 0.0],
+                         velocity=[0.0] * 8, effort=[0.0] * 8)
+        msg.header.stamp = probe.node.get_clock().now().to_msg()
+        states.publish(msg)
+    timer = probe.node.create_timer(0.01, publish_state)
+    launch = RosCommand(["ros2", "launch", "space_robot", "sawyer.launch.py", "viewers:=true"],
+                        tmp_path / "launch.log", ros_env)
+    try:
+        wait_until(lambda: launch.output().count(" running") >= 3 or not launch.alive(), START_TIMEOUT,
+                   "the controller, the adapter and the visualization node")
+        assert launch.alive(), launch.output()[-3000:]
+        time.sleep(1.0)
+        # a planner's goal, as MoveIt would send one: the planned path and the goal pose follow it
+        goals = probe.node.create_publisher(JointTrajectory, "/arm_controller/joint_trajectory", 10)
+        probe.wait_for(lambda: goals.get_subscription_count() >= 2, 30, "the controller and the visualization node")
+        goal = JointTrajectory(joint_names=ARM, points=[JointTrajectoryPoint(
+            positions=[0.1, -0.9, 0.1, 1.4, 0.1, 0.4, 0.1], time_from_start=Duration(seconds=2.0).to_msg())])
+        goals.publish(goal)
+        assert check_config(probe, share_dir / "rviz" / "sawyer.rviz", "sawyer.launch.py") >= 6
+    finally:
+        probe.node.destroy_timer(timer)
+        probe.node.destroy_publisher(states)
+        launch.signal_group()
+        launch.wait(60)
+    assert rclpy.ok()
