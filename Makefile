@@ -18,7 +18,7 @@ STAMP = $(VENV)/.installed
 # ROS 2 section); the colcon workspace goes to build/ros2_ws.
 ROS2_PREFIX ?= /opt/ros2-humble
 
-.PHONY: demo test test-ros2 install bench bench-ros2 lint clean
+.PHONY: demo test test-ros2 install bench bench-ros2 lint clean rviz-shots
 
 $(STAMP): setup.py setup.cfg package.xml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,11 @@ bench: $(STAMP)
 # CPU per node of the paced simulation graph under ROS 2 (~45 s)
 bench-ros2:
 	ROS2_PREFIX=$(ROS2_PREFIX) bash test/ros2/ros2_workspace.sh python bench/bench_ros2_cpu.py
+
+# Screenshots of every shipped launch and scenario in RViz into docs/images/ (builds Humble and RViz once per
+# machine from ../shared/ros2; not part of test or CI)
+rviz-shots:
+	ROS2_PREFIX=$(ROS2_PREFIX) bash tools/rviz_shots.sh
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
