@@ -27,6 +27,8 @@ GOAL = 0.8                   # cores for our nodes together (robot_state_publish
 PACE_TOLERANCE = 0.05        # simulated s per wall s within 5 % of 1.0
 TICK = os.sysconf("SC_CLK_TCK")
 OURS = ("dynamics", "controller", "holonomy_monitor", "scenario_player")
+DISPLAY = ("visualization",)  # what the scene in RViz costs (issue 17: under 5 % of a core)
+DISPLAY_GOAL = 0.05
 
 
 def children(root: int) -> list[int]:
@@ -157,14 +159,16 @@ def main(argv=None) -> int:
     ours = sum(share for name, share in shares.items() if name in OURS)
     print(f"ROS 2 graph, paced at real time: CPU over {wall:.1f} s of wall time after a {args.warmup:.0f} s warm-up "
           f"(share of one core, user + system, all threads)")
-    for name in sorted(shares, key=lambda n: (n not in OURS, n)):
+    for name in sorted(shares, key=lambda n: (n not in OURS, n in DISPLAY, n)):
         print(f"  {name:36s} {100 * shares[name]:6.1f} %")
     print(f"  {'our nodes together':36s} {100 * ours:6.1f} %   (goal <= {100 * GOAL:.0f} %)")
+    display = sum(share for name, share in shares.items() if name in DISPLAY)
+    print(f"  {'display publishers (visualization)':36s} {100 * display:6.1f} %   (goal <= {100 * DISPLAY_GOAL:.0f} %)")
     print(f"  simulated s per wall s {pace:.3f}; controller updates per simulated s {control_rate:.0f}")
-    ok = ours <= GOAL and abs(pace - 1.0) <= PACE_TOLERANCE
+    ok = ours <= GOAL and display <= DISPLAY_GOAL and abs(pace - 1.0) <= PACE_TOLERANCE
     if not ok:
-        print("bench_ros2_cpu: " + ("over the CPU goal" if ours > GOAL else "the graph did not keep pace"),
-              file=sys.stderr)
+        print("bench_ros2_cpu: " + ("over the CPU goal" if ours > GOAL or display > DISPLAY_GOAL
+                                    else "the graph did not keep pace"), file=sys.stderr)
     os.unlink(log.name)
     return 0 if ok else 1
 

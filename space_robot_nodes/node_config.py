@@ -138,7 +138,6 @@ class VisualizationNodeConfig:
     odometry: dict | None           # subtree -> topic; None: the dynamics node's throttled odometry
     attitude_setpoint: str
     trajectory: str
-    arm_command: str
     diagnostics: str
     markers: str
     static_markers: str             # latched: what moves only with its frame (the wheels' discs)
@@ -309,7 +308,6 @@ def _visualization(vis: ConfigReader, world: str) -> VisualizationNodeConfig:
         odometry=_odometry_topics(topics, {}) if topics.has("odometry") else None,
         attitude_setpoint=topic(topics, "attitude_setpoint", "attitude_controller/setpoint"),
         trajectory=topic(topics, "trajectory", "arm_controller/joint_trajectory"),
-        arm_command=topic(topics, "arm_command", "arm_effort_controller/commands"),
         diagnostics=topic(topics, "diagnostics", "diagnostics"),
         markers=topic(topics, "markers", "visualization/markers"),
         static_markers=topic(topics, "static_markers", "visualization/static_markers"),

@@ -36,6 +36,7 @@ from space_robot_dynamics.model.urdf_joints import urdf_joints
 
 from . import conversions as cv
 from . import message_builders as mb
+from .controller_core import ControllerCore
 from .message_types import MessageTypes
 from .node_config import VisualizationNodeConfig
 from .node_core import MONITOR, NodeCore
@@ -48,6 +49,7 @@ POSE_STAMPED = "geometry_msgs/msg/PoseStamped"
 
 LINEAR, ANGULAR = (0.95, 0.35, 0.2), (0.3, 0.55, 1.0)        # RGB of the momentum arrows
 AXES = ((1.0, 0.0, 0.0), (0.0, 0.8, 0.0), (0.1, 0.3, 1.0))   # x, y, z as RViz draws frames
+ACTUATOR_REPORT = f"{ControllerCore.name}: actuators"    # the controller's diagnostic status with its torques
 DIAGNOSTICS_LINE_WIDTH = 70       # characters: a status line cut there (its whole text is on /diagnostics)
 
 
@@ -139,8 +141,7 @@ class VisualizationCore(NodeCore):
         self.add_subscription(topics.attitude_setpoint, cv.QUATERNION_STAMPED, self.on_setpoint)
         self.add_subscription(topics.trajectory, cv.JOINT_TRAJECTORY, self.on_trajectory)
         self.arm_joints = tuple(controller.arm_joints) if controller is not None else tuple(system.arm_joints)
-        self._command = None
-        self.add_subscription(topics.arm_command, cv.FLOAT64_MULTI_ARRAY, self._take_command, latest_only=True)
+        self.commanded: dict[str, float] = {}     # arm joint -> commanded torque (N m), from the controller's report
         self.statuses: dict[str, tuple[int, str]] = {}       # diagnostic status name -> (level, message)
         self.add_subscription(topics.diagnostics, cv.DIAGNOSTIC_ARRAY, self.on_diagnostics)
         self.anchor = (self.bus or next(iter(system.subtrees))).base_link      # where the status text hangs
@@ -173,12 +174,19 @@ class VisualizationCore(NodeCore):
             self.errors += 1
             self.last_error = str(exc)
 
-    def _take_command(self, msg) -> None:
-        self._command = msg
-
     def on_diagnostics(self, msg) -> None:
+        """Every status's level and message; the controller's actuator report also gives the commanded arm
+        torques (its `arm_torque.<joint>` values, at its 10 Hz diagnostics rate: the 1 kHz command topic itself
+        would cost this node a receive per control period)."""
         for status in msg.status:
             self.statuses[status.name] = (cv.level_of(status), status.message)
+            if status.name == ACTUATOR_REPORT:
+                for pair in status.values:
+                    if pair.key.startswith("arm_torque."):
+                        try:
+                            self.commanded[pair.key[len("arm_torque."):]] = float(pair.value)
+                        except ValueError:
+                            pass
 
     def on_trajectory(self, msg) -> None:
         """The goal's end-effector pose and the planned path, from the state now (as the controller sees it)."""
@@ -253,11 +261,11 @@ class VisualizationCore(NodeCore):
         """The joint state again at the display rate, and the arm command as efforts (N m) of the arm joints."""
         if self._joint_state is not None:
             self.publish(self.config.display_joint_states, self._joint_state)
-        command = self._command
-        if command is not None and len(command.data) == len(self.arm_joints):
+        if self.commanded and all(name in self.commanded for name in self.arm_joints):
             zeros = np.zeros(len(self.arm_joints))
+            efforts = np.array([self.commanded[name] for name in self.arm_joints])
             self.publish(self.config.commanded_efforts, cv.joint_state(self.types, now, self.arm_joints, zeros, zeros,
-                                                                        np.asarray(command.data, float)))
+                                                                        efforts))
 
     def _diagnostics_text(self, now: float):
         """Every node's diagnostic status as a line (level, name, message), worst first, under the base."""

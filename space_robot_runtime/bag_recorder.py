@@ -21,10 +21,10 @@ from typing import Any
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2 import StoragePlugin, Writer
 
+from space_robot_nodes.cdr_encoders import encoder_for
 from space_robot_nodes.lockstep_graph import TopicInfo
 from space_robot_nodes.message_types import RosbagsMessageTypes, typename_of
 
-from .cdr_encoders import encoder_for
 from .mcap_append import ChunkAppender
 
 BAG_VERSION = 8                       # Humble reads up to 8

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 from rosbags.rosbag2 import CompressionMode, Reader, StoragePlugin, Writer
 
+from space_robot_nodes import cdr_encoders
 from space_robot_nodes import conversions as cv
 from space_robot_nodes.message_types import RosbagsMessageTypes
-from space_robot_runtime import cdr_encoders
 from space_robot_runtime.bag_recorder import BAG_VERSION, offered_qos
 from space_robot_runtime.mcap_append import CHUNK_LIMIT, ChunkAppender
 
