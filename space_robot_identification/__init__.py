@@ -9,6 +9,14 @@ directory, plots); docs/identification.md explains the studies.
 """
 from space_robot_dynamics.lazy_exports import lazy_exports
 
-_EXPORTS = {}
+_EXPORTS = {
+    "IdentificationConfig": ".identification_config", "load_identification_config": ".identification_config",
+    "read_identification_config": ".identification_config",
+    "ParameterizedSimulation": ".parameterized_simulation", "FlexibleJointStandIn": ".flexible_joint_stand_in",
+    "BodyRegressors": ".body_regressors", "RecordedSignals": ".recorded_signals",
+    "FreeParameter": ".free_parameters", "ParameterSpace": ".free_parameters", "KnownParameter": ".free_parameters",
+    "fit": ".fitting", "Fit": ".fitting", "FitOptions": ".fitting",
+    "Study": ".identification_study", "Dataset": ".identification_study",
+}
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
