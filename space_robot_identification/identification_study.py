@@ -52,7 +52,7 @@ def _float(x) -> float | None:
 class Study:
     config: IdentificationConfig
     records: list = field(default_factory=list)
-    fitted: list = field(default_factory=list)       # FittedProblem of the first dataset of each case
+    fitted: list = field(default_factory=list)       # FittedProblem of one dataset per case (fit_dataset)
 
     def roles(self) -> list[tuple[str, object]]:
         roles = [("problem", self.config.problem)]
@@ -67,13 +67,16 @@ class Study:
         config = self.config
         starts = start_points(config.space, config.multi_start_count, config.multi_start_seed,
                               config.multi_start_spread)
-        first_of_case = not any(f.case == dataset.case for f in self.fitted)
+        shown = [f for f in self.fitted if f.case == dataset.case]
+        plot = not shown or (shown[0].noise_seed is None and dataset.noise_seed is not None)
+        if plot:        # the first noisy dataset of a case, else its noise-free one: fit against data as measured
+            self.fitted = [f for f in self.fitted if f.case != dataset.case]
         for role, spec in self.roles():
             problem = spec.bind(dataset.signals, config.space, *config.window)
             for method in config.methods:
                 result = fit_from_starts(problem, config.space, method, config.fit_options, starts, after_each)
                 self.records.append(self._record(dataset, role, spec, method, result))
-                if first_of_case:
+                if plot:
                     self.fitted.append(FittedProblem(dataset.case, dataset.noise_seed, role, method, problem,
                                                      config.space.start, result.best.theta))
 

@@ -2,7 +2,7 @@
 
 fit_<problem>_<case>.png: per matched signal group, the data and the model at the start values and at the
 estimate; residuals_<problem>_<case>.png: model minus data at the estimate, in the signals' units.
-For the main method, on the first dataset of each case (the noise-free one when there is one).
+For the main method, on one dataset of each case: the first noisy one (noise seed), else the noise-free one.
 """
 from __future__ import annotations
 
