@@ -84,7 +84,7 @@ def _identify(args, interruption) -> int:
 
     from .fit_progress import FitProgress
     from .recorded_data import read_recording
-    from .synthetic_data import RunFailed, SyntheticData
+    from .synthetic_data import RunFailed, SyntheticDatasets
 
     started = time.perf_counter()
     try:
@@ -98,7 +98,7 @@ def _identify(args, interruption) -> int:
         elif config.synthetic is None:
             raise ConfigError("synthetic_data", "the config has no synthetic_data section: give --data BAG_OR_CSV")
         else:
-            maker = SyntheticData(config)
+            maker = SyntheticDatasets(config)
             data_sets = None
         output = OutputDirectory(args.out or Path("out") / config.name, args.overwrite, tool=TOOL)
     except SpaceRobotError as exc:
@@ -127,16 +127,19 @@ def _identify(args, interruption) -> int:
                     bar.label = f"case {case.name}, " + ("noise-free" if dataset.noise_seed is None
                                                          else f"noise seed {dataset.noise_seed}")
                     study.fit_dataset(dataset, after_each)
+    except RunFailed as exc:
+        bar.close()
+        output.discard()
+        if interruption.requested:           # the scenario run stopped on the signal: an interruption, not a failure
+            _say(f"interrupted by {interruption.name} while recording synthetic data; nothing written")
+            return interruption.exit_status
+        _say(f"error: {exc}; nothing written")
+        return EXIT_RUN_FAILED
     except _Interrupted:
         bar.close()
         output.discard()
         _say(f"interrupted by {interruption.name}; nothing written")
         return interruption.exit_status
-    except RunFailed as exc:
-        bar.close()
-        output.discard()
-        _say(f"error: {exc}; nothing written")
-        return EXIT_RUN_FAILED
     except SpaceRobotError as exc:
         bar.close()
         output.discard()

@@ -28,7 +28,9 @@ class RunFailed(RuntimeError):
     """A scenario run did not complete (diverged, interrupted, internal error)."""
 
 
-class SyntheticData:
+class SyntheticDatasets:
+    """The datasets of a config's synthetic_data section, case by case."""
+
     def __init__(self, config: IdentificationConfig):
         from space_robot_nodes.scenario import load_scenario, parse_overrides
         from space_robot_runtime.simulation_run import SimulationRun
