@@ -165,7 +165,7 @@ def test_covariance_is_ordinary_least_squares_on_a_linear_problem():
 
 
 def test_fits_are_deterministic_bit_for_bit():
-    cfg = config(fit={"nelder_mead": {"max_evaluations": 200}})
+    cfg = config(fit={"nelder_mead": {"max_evaluations": 60}})
     signals = data(cfg, seed=3)
     for method in ("least_squares", "nelder_mead"):
         first = fit(bound(cfg, signals), cfg.space, method, cfg.fit_options)
