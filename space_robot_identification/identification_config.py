@@ -169,6 +169,8 @@ def _read_synthetic(reader: ConfigReader, problem, space: ParameterSpace, window
     cases = []
     for sub in reader.sub_list("cases"):
         has_scenario = sub.has("scenario")
+        if not isinstance(sub.raw("set", {}) or {}, dict):
+            raise sub.error("set", "must be a mapping KEY -> VALUE (as space-robot-sim --set KEY=VALUE)")
         case = Case(
             name=sub.string("name"),
             main=sub.boolean("main", False),
@@ -178,10 +180,11 @@ def _read_synthetic(reader: ConfigReader, problem, space: ParameterSpace, window
             truth=_read_truth(sub, "truth", known),
             field=sub.path,
         )
-        if not isinstance(sub.raw("set", {}) or {}, dict):
-            raise sub.error("set", "must be a mapping KEY -> VALUE (as space-robot-sim --set KEY=VALUE)")
         if has_scenario and case.truth:
             raise sub.error("truth", "a scenario's data has its model's parameters as truth: give scenario or truth")
+        if has_scenario and not hasattr(problem, "parameter_values"):
+            raise sub.error("scenario", f"a {problem.kind} problem cannot read its parameters' truth from a "
+                                        "scenario's model: give `truth` (its simulation makes the data)")
         if not has_scenario and not simulated:
             raise sub.error("scenario", f"is required: a {problem.kind} problem has no simulation of its own to "
                                         "make data")

@@ -149,6 +149,17 @@ def test_a_topic_missing_from_the_bag_exits_2_naming_the_field(study, capsys):
     assert not (folder / "bad").exists()
 
 
+def test_a_bad_scenario_case_exits_2_before_anything_runs(tmp_path, capsys):
+    data = short_config()
+    data["synthetic_data"]["cases"][0]["set"]["simulation.dt"] = -0.001
+    config = tmp_path / "bad.yaml"
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert identify_main([str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "synthetic_data.cases[0].scenario: " in err and "simulation.dt: must be > 0" in err, err
+    assert not (tmp_path / "out").exists()
+
+
 def test_the_excitation_decides_what_is_seen():
     """Only the wrist roll (right_j6) moving: the target turns about its own x axis through its CoM, and the
     regression sees its inertia about that axis far better than about the others (the study's wrist_roll case

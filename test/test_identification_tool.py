@@ -160,6 +160,11 @@ def test_csv_data_is_fitted_without_truth(tmp_path, capsys):
     ([("synthetic_data/noise/sigma", {"joint_states.position.joint_9": 1.0})],
      "synthetic_data.noise.sigma.joint_states.position.joint_9", "matches no signal"),
     ([("synthetic_data", None)], "synthetic_data", "give --data"),
+    ([("synthetic_data/cases/0/set", ["duration=3"])], "synthetic_data.cases[0].set", "must be a mapping"),
+    ([("synthetic_data/cases/0/scenario", "config/scenarios/servicer_pregrasp.yaml")],
+     "synthetic_data.cases[0].truth", "give scenario or truth"),
+    ([("synthetic_data/cases/0/scenario", "config/scenarios/servicer_pregrasp.yaml"),
+      ("synthetic_data/cases/0/truth", None)], "synthetic_data.cases[0].scenario", "cannot read its parameters'"),
 ])
 def test_bad_configs_exit_2_naming_the_field(tmp_path, capsys, changes, field, words):
     out = tmp_path / "out"
