@@ -63,8 +63,10 @@ def _say(text: str) -> None:
 def identify_main(argv: list[str] | None = None) -> int:
     # The fits multiply matrices of a few rows (5 x 5 transition matrices, 6 x 10 regressors): BLAS threads only
     # cost there (50x slower for scipy's expm on a loaded 2-core machine). Set before NumPy loads (the console
-    # script's process); a user's own setting wins.
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # script's process; called from a program that already loaded NumPy it would change nothing but the
+    # environment of its children, so it is left alone); a user's own setting wins.
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     args = _parser().parse_args(argv)
     from space_robot_runtime.interruption import Interruption
 
