@@ -53,6 +53,7 @@ setup(
         "console_scripts": [
             "space-robot-sim = space_robot_runtime.cli:sim_main",
             "space-robot-plot = space_robot_runtime.cli:plot_main",
+            "space-robot-identify = space_robot_identification.tool.cli:identify_main",
             "dynamics_node = space_robot_nodes.ros.dynamics_node:main",
             "controller_node = space_robot_nodes.ros.controller_node:main",
             "holonomy_monitor_node = space_robot_nodes.ros.holonomy_monitor_node:main",

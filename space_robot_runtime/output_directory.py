@@ -37,13 +37,16 @@ _LEGACY_NAMES = {"bag", "summary.json", "base_attitude.png", "joint_angles.png",
 _LEGACY_RUN_INFO = "space_robot.run_info"
 
 
-def written_by_this_tool(directory: Path) -> bool:
-    """Whether `directory` holds a run of this tool: its marker file names the tool, or (written before the
-    marker existed) it holds only what a run writes, with the run's information in the bag's metadata."""
+def written_by_this_tool(directory: Path, tool: str = TOOL) -> bool:
+    """Whether `directory` holds a run of `tool`: its marker file names the tool, or (space-robot-sim, written
+    before the marker existed) it holds only what a run writes, with the run's information in the bag's
+    metadata."""
     try:
-        return json.loads((directory / MARKER).read_text()).get("tool") == TOOL
+        return json.loads((directory / MARKER).read_text()).get("tool") == tool
     except (OSError, ValueError, AttributeError):
         pass
+    if tool != TOOL:
+        return False
     try:
         names = {p.name for p in directory.iterdir()}
         metadata = (directory / "bag" / "metadata.yaml").read_text()
@@ -53,11 +56,13 @@ def written_by_this_tool(directory: Path) -> bool:
 
 
 class OutputDirectory:
-    """Checks `final` at construction (before anything runs); `staging` is where the run writes."""
+    """Checks `final` at construction (before anything runs); `staging` is where the run writes. `tool`: the
+    command the marker names (another tool's outputs are never replaced: space-robot-identify uses its own)."""
 
-    def __init__(self, final: str | Path, overwrite: bool = False):
+    def __init__(self, final: str | Path, overwrite: bool = False, tool: str = TOOL):
         self.final = Path(final).absolute()
         self.overwrite = overwrite
+        self.tool = tool
         self._check_final()
         parent = self.final.parent
         for ancestor in (parent, *parent.parents):
@@ -90,8 +95,8 @@ class OutputDirectory:
         if final.exists() and not final.is_dir():
             raise OutputError(f"--out {final}: is a file, not a directory; choose another --out")
         if final.is_dir() and any(final.iterdir()):
-            if not written_by_this_tool(final):
-                raise OutputError(f"--out {final}: the directory is not empty and was not written by {TOOL}; "
+            if not written_by_this_tool(final, self.tool):
+                raise OutputError(f"--out {final}: the directory is not empty and was not written by {self.tool}; "
                                   "choose another --out (or empty it): its files are left as they are")
             if not self.overwrite:
                 raise OutputError(f"--out {final}: holds the outputs of an earlier run; pass --overwrite to "
@@ -101,19 +106,18 @@ class OutputDirectory:
         prefix = f".{self.final.name}.partial-"
         for candidate in self.final.parent.glob(f"{prefix}*"):
             pid = candidate.name[len(prefix):]
-            if pid.isdigit() and not _alive(int(pid)) and written_by_this_tool(candidate):
+            if pid.isdigit() and not _alive(int(pid)) and written_by_this_tool(candidate, self.tool):
                 shutil.rmtree(candidate, ignore_errors=True)
 
-    @staticmethod
-    def _write_marker(directory: Path, fields: dict) -> None:
-        (directory / MARKER).write_text(json.dumps({"tool": TOOL, **fields}, sort_keys=True) + "\n")
+    def _write_marker(self, directory: Path, fields: dict) -> None:
+        (directory / MARKER).write_text(json.dumps({"tool": self.tool, **fields}, sort_keys=True) + "\n")
 
     def commit(self, fields: dict) -> Path:
         """Move the staged outputs into place (replacing an earlier run of this tool); returns `final`."""
         self._write_marker(self.staging, {"state": "finished", **fields})
         retired = None
         if self.final.exists():
-            if any(self.final.iterdir()) and not written_by_this_tool(self.final):   # appeared while running
+            if any(self.final.iterdir()) and not written_by_this_tool(self.final, self.tool):   # appeared meanwhile
                 raise OutputError(f"--out {self.final}: files appeared there during the run; the outputs are "
                                   f"kept in {self.staging}")
             retired = self.final.parent / _RETIRED.format(name=self.final.name, pid=os.getpid())

@@ -98,9 +98,10 @@ def wheel_spin_inertia(system: SystemModel) -> np.ndarray:
 
 def momentum_conserved(system: SystemModel) -> bool:
     """Whether total linear and angular momentum are constants of the motion: every subtree floats freely
-    (free-flyer base) and there is no gravity; the actuators (joint torques, wheels) are internal. A fixed
-    base, an air-bearing pivot or gravity exchange momentum with the outside world."""
-    free = all(s.config.base_joint == "free_flyer" for s in system.subtrees)
+    (free-flyer base, or rigidly mounted on a frame of another subtree: a captured target on the hand) and there
+    is no gravity; the actuators (joint torques, wheels) are internal. A base fixed to the world, an air-bearing
+    pivot or gravity exchange momentum with the outside world."""
+    free = all(s.config.base_joint == "free_flyer" or s.config.mount_frame for s in system.subtrees)
     return free and not np.any(np.asarray(system.config.gravity, float))
 
 

@@ -10,7 +10,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # Layers, core first: a package may import only from layers listed before it (and itself).
 LAYERS = ["space_robot_dynamics", "space_robot_control", "space_robot_monitoring", "space_robot_nodes",
-          "space_robot_runtime"]
+          "space_robot_runtime", "space_robot_identification"]
+# Core packages with a glue subfolder: outside it they may import only these earlier layers.
+CORE_WITH_GLUE = {"space_robot_identification": ("tool", {"space_robot_dynamics", "space_robot_control",
+                                                          "space_robot_monitoring"})}
 ROS_ONLY = ("rclpy", "launch", "launch_ros", "ament_index_python", "tf2_ros")
 
 
@@ -35,6 +38,23 @@ def test_imports_point_from_glue_to_core():
                     problems.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module} (a later layer)")
                 if module in ROS_ONLY and not glue and module != "ament_index_python":
                     problems.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module} outside ros/ glue")
+    assert not problems, "\n".join(problems)
+
+
+def test_core_parts_stay_out_of_the_glue():
+    """space_robot_identification is core (ROS-free, no nodes or runtime) outside its tool/ folder, the glue of
+    space-robot-identify (bags, output directory, scenario runs)."""
+    problems = []
+    layered = set(LAYERS)
+    for package, (glue_folder, allowed) in CORE_WITH_GLUE.items():
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if glue_folder in path.relative_to(ROOT / package).parts:
+                continue
+            for module, node in imported_modules(path):
+                if module in layered and module != package and module not in allowed:
+                    problems.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module} outside {glue_folder}/")
+                if module in ("rosbags", *ROS_ONLY):
+                    problems.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module} outside {glue_folder}/")
     assert not problems, "\n".join(problems)
 
 

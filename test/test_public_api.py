@@ -13,7 +13,7 @@ from space_robot_nodes.scenario import find_scenario, load_scenario
 from space_robot_runtime.cli import scenario_path
 
 PACKAGES = ["space_robot_dynamics", "space_robot_control", "space_robot_monitoring", "space_robot_nodes",
-            "space_robot_runtime"]
+            "space_robot_runtime", "space_robot_identification"]
 # what the issue asked for by name, and where it lives
 REQUIRED = {
     "space_robot_dynamics": {"SystemModel": "model.system_model", "build_model": "model.system_model",
@@ -26,6 +26,8 @@ REQUIRED = {
                                "CentroidalMomentum": "momentum_matrices", "subtree_partition": "system_partition"},
     "space_robot_nodes": {"load_scenario": "scenario"},
     "space_robot_runtime": {"SimulationRun": "simulation_run"},
+    "space_robot_identification": {"load_identification_config": "identification_config",
+                                   "ParameterizedSimulation": "parameterized_simulation", "fit": "fitting"},
 }
 
 

@@ -22,6 +22,9 @@ class SubtreeConfig:
     mount_xyz/mount_rpy: placement of the base joint in the world frame (m, rad; URDF fixed-axis rpy).
     For a free flyer the pose is state, so the mount is normally identity; for a spherical air
     bearing it is the pivot; for a fixed base it is where the root link sits.
+    mount_frame: "" (the world) or a frame (link, joint or fixed frame) of a subtree listed earlier, which
+    mount_xyz/mount_rpy are then relative to; only for a fixed base: the subtree is rigidly attached to that
+    frame and moves with it (e.g. a captured target on the hand), its bodies merged into the frame's body.
     """
 
     name: str
@@ -32,6 +35,7 @@ class SubtreeConfig:
     xacro_args: dict = field(default_factory=dict)
     mount_xyz: tuple = (0.0, 0.0, 0.0)
     mount_rpy: tuple = (0.0, 0.0, 0.0)
+    mount_frame: str = ""
 
     @property
     def root_joint_name(self) -> str:
@@ -63,6 +67,7 @@ def read_model_config(reader: ConfigReader) -> ModelConfig:
         mount = sub.sub("mount", {})
         xyz = tuple(mount.vector("xyz", 3, [0.0, 0.0, 0.0]))
         rpy = tuple(mount.vector("rpy", 3, [0.0, 0.0, 0.0]))
+        mount_frame = mount.string("frame", "")
         mount.reject_unknown()
         xacro_args = sub.raw("xacro_args", {}) or {}
         if not isinstance(xacro_args, dict):
@@ -76,7 +81,11 @@ def read_model_config(reader: ConfigReader) -> ModelConfig:
             xacro_args=dict(xacro_args),
             mount_xyz=xyz,
             mount_rpy=rpy,
+            mount_frame=mount_frame,
         ))
+        if mount_frame and subtrees[-1].base_joint != "fixed":
+            raise mount.error("frame", f"a subtree mounted on a frame ({mount_frame!r}) must have base_joint: "
+                                       f"fixed (it is rigidly attached), got {subtrees[-1].base_joint!r}")
         sub.reject_unknown()
     names = [s.name for s in subtrees]
     if len(set(names)) != len(names):

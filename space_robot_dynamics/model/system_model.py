@@ -21,7 +21,7 @@ import pinocchio as pin
 from ..config_reader import ConfigReader
 from ..errors import CommandError, ConfigError
 from ..package_share import find_in_share
-from ..pinocchio_compat import append_model_at_universe, build_model_from_urdf_string
+from ..pinocchio_compat import append_model_at_frame, append_model_at_universe, build_model_from_urdf_string
 from . import urdf_source
 from .model_config import ModelConfig, SubtreeConfig, load_model_config, mount_rotation, read_model_config
 
@@ -213,7 +213,16 @@ def _append_subtree(model: pin.Model, sub: SubtreeConfig) -> tuple[pin.Model, Su
     for name in part.names[1:]:
         if model.existJointName(name):
             raise ConfigError(f"{field}.frame_prefix", f"joint name {name!r} is already in the model")
-    model = append_model_at_universe(model, part, mount)
+    for frame in part.frames[1:]:
+        if model.existFrame(frame.name):
+            raise ConfigError(f"{field}.frame_prefix", f"frame name {frame.name!r} is already in the model")
+    if sub.mount_frame:
+        if not model.existFrame(sub.mount_frame):
+            raise ConfigError(f"{field}.mount.frame", f"no frame {sub.mount_frame!r} in the subtrees listed before "
+                              f"this one (a subtree is mounted on a frame of an earlier subtree)")
+        model = append_model_at_frame(model, part, model.getFrameId(sub.mount_frame), mount)
+    else:
+        model = append_model_at_universe(model, part, mount)
     root_id = 0 if root_joint is None else model.getJointId(sub.root_joint_name)
     return model, Subtree(sub, root_id, 0, tuple(part.names[1:]), tuple(f.name for f in part.frames[1:]))
 
