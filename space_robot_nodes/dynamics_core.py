@@ -117,8 +117,9 @@ class DynamicsCore(NodeCore):
         self.add_timer("step", simulator.settings.dt, self.step, ACTUATE, ("scenario", "simulation.dt"))
 
     def start(self) -> None:
-        """world -> base link of every fixed (mounted) subtree on tf_static: the world frame exists, and RViz shows
-        a bench arm in it, whatever the model (floating bases go out on tf at their rate)."""
+        """The mount of every fixed subtree on tf_static: world -> base link (a bench arm: the world frame exists
+        and RViz shows the arm in it), or mount frame -> base link for a subtree mounted on another's frame (a
+        target held by the hand). Floating bases go out on tf at their rate."""
         if not self._mounted:
             return
         model, data = self.system.model, self.system.model.createData()
@@ -126,9 +127,12 @@ class DynamicsCore(NodeCore):
         t = self.now()
         transforms = []
         for subtree in self._mounted:
+            parent = subtree.config.mount_frame or self.config.world_frame
             placement = data.oMf[subtree.base_frame_id]
-            transforms.append(cv.transform_stamped(self.types, t, self.config.world_frame, subtree.base_link,
-                                                   placement.translation, pin.Quaternion(placement.rotation).coeffs()))
+            if subtree.config.mount_frame:     # fixed relative to the mount frame whatever the configuration
+                placement = data.oMf[model.getFrameId(subtree.config.mount_frame)].actInv(placement)
+            transforms.append(cv.transform_stamped(self.types, t, parent, subtree.base_link, placement.translation,
+                                                   pin.Quaternion(placement.rotation).coeffs()))
         self.publish(self.config.tf_static, cv.tf_message(self.types, transforms))
 
     def now(self) -> float:

@@ -218,7 +218,7 @@ def _read_scenario(reader: ConfigReader, given: list[Override], own: list[Overri
     rec.reject_unknown()
 
     evaluation = None
-    if reader.has("evaluation"):
+    if reader.raw("evaluation", None) is not None:       # absent or null: no evaluation
         ev = reader.sub("evaluation")
         requirements = None
         if ev.has("requirements"):

@@ -117,3 +117,21 @@ def test_the_visualization_can_be_left_out_of_a_run():
     run = SimulationRun(load_scenario("servicer_pregrasp", parse_overrides(["recording.visualization=false"])))
     assert run.visualization is None
     assert not any(name.startswith("visualization/") for name in run.graph.topics())
+
+
+def test_a_target_held_by_the_hand_hangs_from_the_hand_in_tf():
+    """A subtree mounted on another's frame: its mount goes out as mount frame -> base link, so RViz draws the
+    held target at the hand however the arm moves (the placement Pinocchio gives, checked at the neutral pose)."""
+    scenario = load_scenario("config/identification/target_excitation_full_arm.yaml")
+    run = SimulationRun(scenario)
+    published = []
+    run.graph.tap(lambda topic, msg, time_ns, publisher: published.append((topic, msg, publisher)))
+    run.run(duration=0.01, plots=False, progress=False)
+    statics = [msg for topic, msg, publisher in published if topic == "tf_static" and publisher == "dynamics"]
+    (transform,) = statics[0].transforms
+    assert (transform.header.frame_id, transform.child_frame_id) == ("right_hand", "target/base_link")
+    model, data = run.system.model, run.system.model.createData()
+    pin.framesForwardKinematics(model, data, run.system.neutral())
+    expected = data.oMf[model.getFrameId("right_hand")].actInv(data.oMf[model.getFrameId("target/base_link")])
+    assert cv.xyz_of(transform.transform.translation) == pytest.approx(expected.translation, abs=1e-12)
+    assert cv.xyz_of(transform.transform.translation) == pytest.approx([0.0, 0.0, 0.65], abs=1e-12)

@@ -48,7 +48,7 @@ def _check_within_limits(reader: ConfigReader, system: SystemModel, name: str, v
 def read_initial_state(reader: ConfigReader, system: SystemModel) -> tuple[np.ndarray, np.ndarray]:
     q, v = system.neutral(), np.zeros(system.nv)
     for subtree in system.subtrees:
-        if not reader.has(subtree.name):
+        if reader.raw(subtree.name, None) is None:      # absent or null: the base starts at its defaults
             continue
         sub = reader.sub(subtree.name)
         if subtree.root_joint_id == 0:
