@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 
 BOUNDARY_CONDITIONS = ("clamped_free", "pinned_free")
 MAX_MODES = 8                 # per direction; higher modes need more quadrature points than below
@@ -23,6 +22,8 @@ def wavenumbers(boundary_condition: str, count: int) -> np.ndarray:
     tan(bL) = tanh(bL) (pinned-free, eq. 3b, elastic modes only). Written as cos + 1/cosh and
     sin cosh - cos sinh divided by cosh, which stay finite; each root is bracketed around its asymptote
     (2i - 1) pi / 2 (clamped-free) or (4i + 1) pi / 4 (pinned-free)."""
+    from scipy.optimize import brentq  # imported here: only flexible models need it (rigid builds stay light)
+
     if boundary_condition == "clamped_free":
         def f(b):
             return np.cos(b) + 1.0 / np.cosh(b)

@@ -93,6 +93,8 @@ class Flexibility:
         self._modal_stiffness = np.array([m.stiffness for m in self.modal])
         self._modal_damping = np.array([m.damping for m in self.modal])
         self._by_joint = {j.joint.name: j for j in self.joints}
+        self.generated_joints = frozenset([m.name for m in self.modal] + list(self.coordinates.dependent_names)
+                                          + [j.joint.rotor_joint for j in self.joints])
 
     # ---- names and lookups ---------------------------------------------------------------------
     @property
