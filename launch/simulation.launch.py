@@ -21,8 +21,9 @@ PACKAGE = "space_robot"
 
 def scenario_nodes(context, *_args, **_kwargs):
     """The nodes that depend on what the scenario holds, read when the launch runs (the scenario argument is
-    known only then): a robot_state_publisher per model subtree, and the holonomy monitor if the scenario
-    has one (a fixed-base model has none)."""
+    known only then): a robot_state_publisher per model subtree, the controller unless the scenario drives the
+    arm open loop (controller: null, a torque profile the scenario player plays), and the holonomy monitor if
+    the scenario has one (a fixed-base model has none)."""
     from space_robot_nodes.robot_descriptions import DESCRIPTION_TOPIC, robot_descriptions
     from space_robot_nodes.scenario import load_scenario
 
@@ -40,6 +41,9 @@ def scenario_nodes(context, *_args, **_kwargs):
             parameters=[{"robot_description": ParameterValue(description.urdf, value_type=str),
                          "frame_prefix": description.frame_prefix}, sim_time],
             remappings=[(DESCRIPTION_TOPIC, description.topic)] if prefixed else []))
+    if scenario.controller is not None:
+        nodes.append(Node(package=PACKAGE, executable="controller_node", name="controller", output="screen",
+                          parameters=[{"scenario": path}, sim_time]))
     if scenario.monitor_data is not None:
         nodes.append(Node(package=PACKAGE, executable="holonomy_monitor_node", name="holonomy_monitor",
                           output="screen", parameters=[{"scenario": path}, sim_time]))
@@ -62,8 +66,6 @@ def generate_launch_description():
         # The clock source: never on simulated time itself.
         Node(package=PACKAGE, executable="dynamics_node", name="dynamics", output="screen",
              parameters=[{"scenario": scenario}]),
-        Node(package=PACKAGE, executable="controller_node", name="controller", output="screen",
-             parameters=[{"scenario": scenario}, sim_time]),
         Node(package=PACKAGE, executable="scenario_player", name="scenario_player", output="screen",
              parameters=[{"scenario": scenario}, sim_time]),
         Node(package="rviz2", executable="rviz2", name="rviz2", output="screen", condition=IfCondition(rviz),

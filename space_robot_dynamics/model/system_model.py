@@ -254,15 +254,24 @@ def _expanded(urdf_xml: str, root, config: ModelConfig, dynamics: bool = True) -
     return flexible_urdf.expand(urdf_xml, flexible, elastic, config.source, dynamics)
 
 
-def description_urdf(urdf_xml: str, config: ModelConfig) -> str:
-    """The robot description of one (prefixed) subtree URDF for robot_state_publisher: with the tip chains of its
-    flexible links, so the links beyond them follow the deformation from joint_states (docs/flexibility.md
-    sec. 7); the URDF itself for a rigid model."""
-    if not config.flexible_links:
-        return urdf_xml
+def description_urdf(urdf_xml: str, config: ModelConfig, frame_prefix: str = "") -> str:
+    """The robot description of one subtree for robot_state_publisher, from its unprefixed URDF (names without
+    `frame_prefix`, which robot_state_publisher adds to the TF frames): with the tip chains of its flexible links,
+    so the links beyond them follow the deformation from joint_states (docs/flexibility.md sec. 7); the URDF
+    itself when it has no flexible link."""
+    import dataclasses
     import xml.etree.ElementTree as ET
 
-    return _expanded(urdf_xml, ET.fromstring(urdf_xml), config, dynamics=False).xml
+    root = ET.fromstring(urdf_xml)
+    links = {link.get("name") for link in root.findall("link")}
+    def unprefixed(name):
+        return name[len(frame_prefix):] if name and name.startswith(frame_prefix) else name
+
+    flexible = [dataclasses.replace(f, link=unprefixed(f.link), tip=unprefixed(f.tip))
+                for f in config.flexible_links if f.link.startswith(frame_prefix) and unprefixed(f.link) in links]
+    if not flexible:
+        return urdf_xml
+    return flexible_urdf.expand(urdf_xml, flexible, [], config.source, dynamics=False).xml
 
 
 def _check_all_found(config: ModelConfig, links: list, joints: list) -> None:

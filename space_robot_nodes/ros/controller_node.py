@@ -13,6 +13,7 @@ import sys
 
 def build(node, types):
     from space_robot_control.servicer_controller import ServicerController
+    from space_robot_dynamics.errors import ConfigError
     from space_robot_dynamics.model.system_model import SystemModel
     from space_robot_nodes.controller_core import ControllerCore
 
@@ -20,6 +21,9 @@ def build(node, types):
     from .trajectory_action_server import serve_trajectory_action
 
     scenario = scenario_from_parameters(node)
+    if scenario.controller is None:
+        raise ConfigError("controller", "the scenario has no controller (controller: null); its arm is driven by "
+                                        "the scenario player's torque profile", scenario.source)
     controller = ServicerController(SystemModel(scenario.model), scenario.controller)
     core = ControllerCore(types, controller, scenario.nodes.controller)
     serve_trajectory_action(node, types, core.trajectory_action, scenario.nodes.controller.trajectory_action.name)
