@@ -186,7 +186,7 @@ class SimulationRun:
                              progress: bool | None, stop: Interruption) -> RunResult:
         """The comparison run first (in memory), then this one; the comparison is computed while summarizing."""
         if self.reference is not None:
-            self.reference._run(ticks, duration, None, False, progress, stop)
+            self.reference_result = self.reference._run(ticks, duration, None, False, progress, stop)
         return self._run(ticks, duration, output, plots, progress, stop)
 
     def _run(self, ticks: int, duration: float, output: OutputDirectory | None, plots: bool,
@@ -256,6 +256,10 @@ class SimulationRun:
                                           (self.system, trace), (self.reference.system, self.reference.trace))
                 summary.update(self.comparison.summary())
                 summary["comparison"]["complete"] = self.reference.status.complete
+                reference = self.reference_result.summary     # its own figures, next to this run's
+                summary["comparison"]["run"] = {key: reference.get(key) for key in (
+                    "max_tip_deflection_m", "flexible", "final_goal_error_rad", "max_attitude_error_rad")
+                    if key in reference}
         except Exception as exc:  # noqa: BLE001 - a bug: still write what can be written, and say so
             status.fail("while summarizing", exc)
             summary = {"scenario": self.scenario.name, **status.to_dict()}
