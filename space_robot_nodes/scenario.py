@@ -211,13 +211,16 @@ def read_scenario(reader: ConfigReader, overrides=None) -> Scenario:
 
 def comparison_scenario(scenario: Scenario) -> Scenario:
     """The scenario of `scenario`'s comparison run: its file read again with the same given overrides, then the
-    comparison's, and without a comparison of its own."""
+    comparison's, and without a comparison of its own. When the comparison names another model file, the given
+    overrides of the model file are left out (they address this run's model: seed 000's rigid arm has no
+    flexible_links to override)."""
     if scenario.comparison is None:
         raise ConfigError("comparison", "this scenario has no comparison", scenario.source)
     if scenario.source is None or not Path(scenario.source).is_file():
         raise ConfigError("comparison", "a comparison needs the scenario's file (scenario.source)", scenario.source)
-    overrides = list(scenario.given_overrides) + list(scenario.comparison.overrides) + \
-        [Override(SCENARIO, "comparison", None, "comparison run")]
+    own_model = any(o.target == SCENARIO and o.key == "model" for o in scenario.comparison.overrides)
+    given = [o for o in scenario.given_overrides if not (own_model and o.target == "model")]
+    overrides = given + list(scenario.comparison.overrides) + [Override(SCENARIO, "comparison", None, "comparison run")]
     return read_scenario(load_yaml_file(scenario.source), overrides)
 
 
