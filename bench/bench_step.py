@@ -7,18 +7,24 @@ Each figure is printed with ratios to two baselines measured in the same run:
            dexp^-1; Euler: 1 aba, 1 integrate): the floor of any Python step on this model.
 Goal (issue 2): Simulator within 1.5x of raw. Real-time factor at 1 kHz = 1000 us / (us per step).
 
+Flexible models (issue 10, docs/flexibility.md): the Simulator step of config/models/servicer_flexible.yaml (two
+flexible links with two modes each, seven elastic Sawyer joints: nv 41 of which 33 independent; reduced dynamics,
+eq. 16) and of the same servicer with the elastic joints only (a plain tree: aba), each as a ratio to the rigid
+Simulator step measured in the same run. Goal: at most 1.5x.
+
     python bench/bench_step.py [--steps N] [--repeats R]
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 import numpy as np
 import pinocchio as pin
 from call_timing import timed
 
 from space_robot_dynamics.model.model_config import load_model_config
-from space_robot_dynamics.model.system_model import SystemModel
+from space_robot_dynamics.model.system_model import SystemModel, build_model
 from space_robot_dynamics.simulation.simulator import SimulationSettings, Simulator
 
 DT = 1e-3
@@ -110,6 +116,17 @@ def main() -> None:
               f"{1000.0 / ours:>10.1f}x")
     aba = timed(lambda: pin.aba(model, sim.data, sim.state.q, sim.state.v, tau), args.steps, args.repeats)[0]
     print(f"(one pinocchio.aba call: {aba:.1f} us)")
+
+    flexible_config = load_model_config("config/models/servicer_flexible.yaml")
+    variants = (("flexible links + elastic joints", build_model(flexible_config)),
+                ("elastic joints only", build_model(dataclasses.replace(flexible_config, flexible_links=()))))
+    print(f"\n{'model (RK4, same run)':<34}{'nv':>4}{'us/step':>9}{'rigid us':>10}{'ratio':>7}  goal <= 1.5")
+    for name, system_flex in variants:
+        rigid_sim = Simulator(system, SimulationSettings(dt=DT))
+        flex_sim = Simulator(system_flex, SimulationSettings(dt=DT))
+        rigid_us = timed(lambda s=rigid_sim: s.step(arm, wheels), args.steps, args.repeats, rigid_sim.reset)[0]
+        flex_us = timed(lambda s=flex_sim: s.step(arm, wheels), args.steps, args.repeats, flex_sim.reset)[0]
+        print(f"{name:<34}{system_flex.nv:>4}{flex_us:>9.1f}{rigid_us:>10.1f}{flex_us / rigid_us:>7.2f}")
 
 
 if __name__ == "__main__":

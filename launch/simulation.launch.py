@@ -27,8 +27,9 @@ RVIZ_START_DELAY = 10.0      # s
 
 def scenario_nodes(context, *_args, **_kwargs):
     """The nodes that depend on what the scenario holds, read when the launch runs (the scenario argument is
-    known only then): a robot_state_publisher per model subtree, and the holonomy monitor if the scenario
-    has one (a fixed-base model has none)."""
+    known only then): a robot_state_publisher per model subtree, the controller unless the scenario drives the
+    arm open loop (controller: null, a torque profile the scenario player plays), and the holonomy monitor if
+    the scenario has one (a fixed-base model has none)."""
     from space_robot_nodes.robot_descriptions import DESCRIPTION_TOPIC, robot_descriptions
     from space_robot_nodes.scenario import load_scenario
 
@@ -49,6 +50,9 @@ def scenario_nodes(context, *_args, **_kwargs):
             # fast joint_states comes, so the 1 kHz topic would cost it and the dynamics node for nothing
             remappings=[("joint_states", scenario.nodes.dynamics.throttled_joint_states)]
             + ([(DESCRIPTION_TOPIC, description.topic)] if prefixed else [])))
+    if scenario.controller is not None:      # (a scenario with an open-loop torque profile has none)
+        nodes.append(Node(package=PACKAGE, executable="controller_node", name="controller", output="screen",
+                          parameters=[{"scenario": path}, sim_time]))
     if scenario.monitor_data is not None:
         nodes.append(Node(package=PACKAGE, executable="holonomy_monitor_node", name="holonomy_monitor",
                           output="screen", parameters=[{"scenario": path}, sim_time]))
@@ -80,8 +84,6 @@ def generate_launch_description():
                               description=f"s of wall time at t = 0 before the simulation runs (default "
                                           f"{RVIZ_START_DELAY:g} with RViz, 0 without)"),
         OpaqueFunction(function=scenario_nodes),
-        Node(package=PACKAGE, executable="controller_node", name="controller", output="screen",
-             parameters=[{"scenario": scenario}, sim_time]),
         Node(package=PACKAGE, executable="scenario_player", name="scenario_player", output="screen",
              parameters=[{"scenario": scenario}, sim_time]),
         Node(package=PACKAGE, executable="visualization_node", name="visualization", output="screen",

@@ -54,6 +54,15 @@ class AttitudeHoldConfig:
 
 
 @dataclass(frozen=True)
+class VibrationSuppressionConfig:
+    """Flexible models only: modal-rate feedback through the joint torques (vibration_suppression.py), asking for
+    damping ratio `damping_ratio` on every elastic coordinate; off unless enabled."""
+
+    enabled: bool = False
+    damping_ratio: float = 0.02
+
+
+@dataclass(frozen=True)
 class ControllerConfig:
     """rate: Hz (the node's command rate). modes: subset of MODES. arm_joints / wheel_joints: output order
     (None: the model's order). bus_subtree: the model subtree whose base the wheels turn."""
@@ -66,6 +75,7 @@ class ControllerConfig:
     joint_tracking: JointTrackingConfig
     attitude_hold: AttitudeHoldConfig
     source: str | None = None
+    vibration_suppression: VibrationSuppressionConfig = VibrationSuppressionConfig()
 
 
 def read_controller_config(reader: ConfigReader) -> ControllerConfig:
@@ -116,8 +126,15 @@ def read_controller_config(reader: ConfigReader) -> ControllerConfig:
         setpoint_xyzw=setpoint,
     )
     at.reject_unknown()
+    vs = reader.sub("vibration_suppression", {})
+    # above ~0.1 the term's least-squares torques fight the computed torque and the loop goes unstable
+    # (servicer_flexible: growing at 0.3); 0.1 is the validated ceiling
+    vibration = VibrationSuppressionConfig(enabled=vs.boolean("enabled", False),
+                                           damping_ratio=vs.number("damping_ratio", 0.02, exclusive_minimum=0.0,
+                                                                   maximum=0.1))
+    vs.reject_unknown()
     reader.reject_unknown()
-    return ControllerConfig(rate, tuple(modes), bus, arm, wheels, joint_tracking, attitude, reader.source)
+    return ControllerConfig(rate, tuple(modes), bus, arm, wheels, joint_tracking, attitude, reader.source, vibration)
 
 
 def load_controller_config(path: str | Path) -> ControllerConfig:

@@ -39,8 +39,10 @@ from space_robot_dynamics.model.system_model import SystemModel
 
 from .attitude_control import AttitudeController, AttitudeGains, quaternion_left_matrix, wheel_spin_axes
 from .computed_torque import ComputedTorqueStep, FreeFloatingComputedTorque
+from .control_model import ControlModel
 from .controller_config import ControllerConfig, check_joint_list
 from .joint_trajectory import JointLimits, JointTrajectoryFollower, TrajectoryReport, quintic_powers
+from .vibration_suppression import ModalRateDamping
 
 _BUS_JOINTS = ("free_flyer", "spherical")
 
@@ -105,6 +107,11 @@ class ServicerController:
     def __init__(self, system: SystemModel, config: ControllerConfig):
         self.system = system
         self.config = config
+        # A flexible system is controlled through its rigid counterpart, with the motor angles of elastic joints
+        # (control_model.py); everything below is computed on that model.
+        self.control_model = ControlModel(system)
+        self._input_shape = (system.nq, system.nv)
+        system = self.control_model.rigid
         model = system.model
         src = config.source
         self.tracking = "joint_tracking" in config.modes
@@ -168,7 +175,7 @@ class ServicerController:
         self._arm_q_index, self._arm_v_index = contiguous_index(self._arm_q), contiguous_index(self._arm_v)
         wheels = contiguous_index(self._wheel_v)       # wheel speeds out of v's list: a slice or a gather
         self._wheel_speeds = itemgetter(wheels) if isinstance(wheels, slice) else itemgetter(*wheels.tolist())
-        self._q_shape, self._v_shape = (model.nq,), (model.nv,)
+        self._q_shape, self._v_shape = (self._input_shape[0],), (self._input_shape[1],)
         self._no_acceleration = np.zeros(0)                  # the controlled accelerations with tracking off
         self._idle_arm = np.zeros(n_arm)
         self._idle_arm.flags.writeable = False               # shared by the outputs of updates without tracking
@@ -180,16 +187,26 @@ class ServicerController:
         self._law = np.zeros((3 * n_arm, 6 + 2 * n_arm))
         self._first = True
         self._last_t: float | None = None                    # time of the last update; its arm state is in _x
+        # flexible systems: the optional modal-rate feedback (vibration_suppression.py), on the simulated model
+        self.vibration = None
+        given = self.control_model.system
+        if config.vibration_suppression.enabled:
+            if given.flexibility is None:
+                raise ConfigError("vibration_suppression.enabled", "the model has no flexible links or elastic "
+                                  "joints to damp", src)
+            self.vibration = ModalRateDamping(given, self.arm_joints, config.vibration_suppression.damping_ratio)
 
     def _revolute_q_index(self, name: str) -> int:
-        joint = self.system.model.joints[self.system.joint_id(name)]
+        rigid = self.control_model.rigid
+        joint = rigid.model.joints[rigid.joint_id(name)]
         if joint.nq != 1:
             raise ConfigError("controller.arm_joints", f"arm joint {name!r} must be a bounded revolute or "
                                                        "prismatic joint (nq = 1)", self.config.source)
         return joint.idx_q
 
     def _setup_attitude(self, config: ControllerConfig) -> None:
-        system, model = self.system, self.system.model
+        system = self.control_model.rigid
+        model = system.model
         try:
             bus = system.subtree(config.bus_subtree)
         except CommandError as exc:
@@ -245,7 +262,7 @@ class ServicerController:
         if not self.tracking:
             raise CommandError("trajectory", "joint_tracking mode is off in this controller's configuration "
                                              f"(controller.modes: {list(self.config.modes)})")
-        q, v = self._checked_state(q, v)
+        q, v = self.control_model.state(*self._checked_state(q, v))
         follower = copy.deepcopy(self.follower)
         report = follower.set_trajectory(joint_names, points, now, q[self._arm_q], v[self._arm_v], start_time)
         return follower, report
@@ -262,8 +279,9 @@ class ServicerController:
         self.attitude.set_setpoint(quat_xyzw)
 
     def bus_orientation(self, q: np.ndarray) -> np.ndarray:
-        """Bus (base_link) orientation in the world frame, (x, y, z, w), normalized."""
-        quat = self._bus_orientation(np.asarray(q, dtype=float))
+        """Bus (base_link) orientation in the world frame, (x, y, z, w), normalized (q: the system's)."""
+        q = np.asarray(q, dtype=float)
+        quat = self._bus_orientation(self.control_model.state(q, np.zeros(self._input_shape[1]))[0])
         return quat / np.linalg.norm(quat)
 
     def _bus_orientation(self, q: np.ndarray) -> np.ndarray:
@@ -293,11 +311,13 @@ class ServicerController:
         for a non-finite or misshapen input (nothing changes), or for a state the law cannot be used at."""
         if type(t) is not float or t - t != 0.0:           # inf - inf and nan - nan are nan
             t = _finite_time(t)
-        q, v = self._checked_state(q, v)
+        q_system, v_system = self._checked_state(q, v)
+        q, v = self.control_model.state(q_system, v_system)
         if self._first:
             self.follower.hold(q[self._arm_q])
             if self.attitude is not None and self.attitude.setpoint is None:
-                self.attitude.set_setpoint(self.bus_orientation(q))
+                quat = self._bus_orientation(q)
+                self.attitude.set_setpoint(quat / np.linalg.norm(quat))
             self._first = False
 
         # Reference and tracking law: [q_d | e | a*] = T x for the reference segment in force.
@@ -328,6 +348,8 @@ class ServicerController:
 
         if self.tracking:
             demanded = step.torque(None if attitude is None else wheel_torque)
+            if self.vibration is not None:
+                demanded = demanded + self.vibration.torque(q_system, v_system)
             arm_torque = self.dynamics.limit(demanded)
         else:
             arm_torque = demanded = self._idle_arm

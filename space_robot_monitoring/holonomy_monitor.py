@@ -197,9 +197,10 @@ class HolonomyMonitor:
             self._connection_attached = MechanicalConnection(
                 model, [MomentumAndWeld(model, self.ee_frame, grapple, self.centroidal)],
                 [Fibre(robot.root_joint_id, robot.base_v), Fibre(self.target.root_joint_id, self.target.base_v)],
-                robot.joint_v)
+                robot.joint_v, robot.shape_basis)
         self._connection_free = MechanicalConnection(model, [self.centroidal],
-                                                     [Fibre(robot.root_joint_id, robot.base_v)], robot.joint_v)
+                                                     [Fibre(robot.root_joint_id, robot.base_v)], robot.joint_v,
+                                                     robot.shape_basis)
         self.thesis = ThesisMomentumModel(system, robot, self.target, self.ee_frame, self.centroidal)
         self.length_scale = settings.length_scale or self._auto_length_scale()
         self.reference_speed = self._reference_speeds()
@@ -239,8 +240,8 @@ class HolonomyMonitor:
         if len(fibres) > 1:
             cols = np.r_[cols, np.ones(3), np.full(3, length)]
         figures = CurvatureFigureMaker(self.shape_scale, len(fibres), length, self.settings.rank_rtol)
-        # monitored velocities: the robot's (base, joints), then the target's base
-        monitored = np.concatenate([f.all_v for f in fibres])
+        # monitored velocities: the robot's (base, joints, a flexible model's tip chains), then the target's base
+        monitored = np.concatenate([f.momentum_v for f in fibres])
         # inversion matrix: blockdiag(C_f (6 nf square), Gram_linear, Gram_angular (3 x 3 each))
         square = np.zeros((6 * len(fibres) + 6,) * 2)
         shares = np.array(masses) / mass
@@ -418,7 +419,12 @@ class HolonomyMonitor:
             raise CommandError("t", f"must increase: got {t} after {self._t_prev}")
         q, v = numeric_vector(q, self.model.nq, "q"), numeric_vector(v, self.model.nv, "v")
         require_finite((q, "q"), (v, "v"))
-        return pin.normalize(self.model, q), v, t        # normalize returns a new vector
+        q = pin.normalize(self.model, q)                 # normalize returns a new vector
+        coordinates = self.system.coordinates
+        if coordinates is not None and not coordinates.trivial:     # tip chains on the modal coordinates (eq. 14)
+            v = v.copy()
+            coordinates.project(q, v)
+        return q, v, t
 
     def _auto_length_scale(self) -> float:
         """Distance from the base centroid to the end effector at the neutral configuration (the arm's reach)."""
@@ -433,11 +439,16 @@ class HolonomyMonitor:
         return length
 
     def _reference_speeds(self) -> np.ndarray:
-        n = len(self.robot.joint_v)
+        """Per shape coordinate: the speed at which it generates momentum for the capacity. A flexible model's modal
+        coordinates are not commanded: 0 (they carry momentum, counted in the residual, but set no capacity)."""
+        flexibility = self.system.flexibility
+        modal = {m.name for m in flexibility.modal} if flexibility is not None else set()
+        passive = np.array([name in modal for name in self.robot.joint_names], dtype=bool)
         if self.settings.reference_joint_speed is not None:
-            return np.full(n, self.settings.reference_joint_speed)
-        limits = self.model.velocityLimit[self.robot.joint_v]
-        bad = [name for name, lim in zip(self.robot.joint_names, limits) if not (0.0 < lim < 1e300)]
+            return np.where(passive, 0.0, self.settings.reference_joint_speed)
+        limits = np.where(passive, 0.0, self.model.velocityLimit[self.robot.joint_v])
+        bad = [name for name, lim, p in zip(self.robot.joint_names, limits, passive)
+               if not p and not (0.0 < lim < 1e300)]
         if bad:
             raise ConfigError(f"{SECTION}.momentum.reference_joint_speed", f"'urdf' needs velocity limits; joints "
                               f"{bad} have none: give a speed", self.settings.source)

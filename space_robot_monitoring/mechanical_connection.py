@@ -100,14 +100,18 @@ _ONES3 = np.ones(3)
 class MechanicalConnection:
     """Computes ConnectionCurvature for constraints C = stacked `constraints` (objects with rows, matrix(q)
     and derivative(q, u), e.g. momentum_matrices.CentroidalMomentum and contact_constraint.WeldConstraint),
-    fibres (free flyers) and shape velocity indices shape_v.
+    fibres (free flyers) and shape velocity indices shape_v; or, for a flexible model whose tip chains follow the
+    modal coordinates, `shape_basis` (nv, n_s): each shape coordinate's velocity field (system_partition), so
+    that C_s = C shape_basis and the fields X_i carry the dependent velocities.
 
     C_f must be square and invertible: 6 rows per fibre (momentum for one free body; momentum + weld for
     a robot holding a target).
     """
 
-    def __init__(self, model: pin.Model, constraints: list, fibres: list[Fibre], shape_v: np.ndarray):
+    def __init__(self, model: pin.Model, constraints: list, fibres: list[Fibre], shape_v: np.ndarray,
+                 shape_basis: np.ndarray | None = None):
         self.model = model
+        self.shape_basis = shape_basis
         self.constraints = ConstraintStack(constraints)
         self.fibres = list(fibres)
         self.fibre_v = np.concatenate([f.base_v for f in fibres])
@@ -122,7 +126,10 @@ class MechanicalConnection:
         self._fibre = index_or_slice(self.fibre_v)
         self._shape = index_or_slice(self.shape_v)
         self._fields = np.zeros((ns, model.nv))
-        self._fields[np.arange(ns), self.shape_v] = 1.0
+        if shape_basis is None:
+            self._fields[np.arange(ns), self.shape_v] = 1.0
+        else:
+            self._fields[:] = shape_basis.T
         self._constants = bracket_constants(len(self.fibres))
         iu, ju = np.triu_indices(ns, 1)
         rows = len(self.fibre_v)
@@ -138,7 +145,11 @@ class MechanicalConnection:
         """(K, C_f^-1, C) at q."""
         c = self.matrix(q)
         cf_inv = np.linalg.inv(c[:, self._fibre])
-        return -cf_inv @ c[:, self._shape], cf_inv, c
+        return -cf_inv @ self._shape_columns(c), cf_inv, c
+
+    def _shape_columns(self, c: np.ndarray) -> np.ndarray:
+        """C_s: the columns of C on the shape velocities (C times the shape basis for a flexible model)."""
+        return c[:, self._shape] if self.shape_basis is None else c.dot(self.shape_basis)
 
     def fibre_block(self, c: np.ndarray) -> np.ndarray:
         """C_f, the columns of C(q) on the fibre velocities (square)."""
@@ -153,7 +164,7 @@ class MechanicalConnection:
         the fields X_i (their `kernel_derivatives`: the fields are allowed velocities). Plain 2-D products
         throughout: these arrays are small, and each numpy call costs more than its arithmetic."""
         k_map = -(np.linalg.inv(c[:, self._fibre]) if cf_inverse is None else cf_inverse)  # rows -> fibre twists
-        k = k_map.dot(c[:, self._shape])
+        k = k_map.dot(self._shape_columns(c))
         fields = self._fields.copy()                        # (ns, nv), row i = X_i
         fields[:, self._fibre] = k.T
         ns, nv = fields.shape

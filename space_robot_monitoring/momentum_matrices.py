@@ -132,11 +132,18 @@ class ThesisMomentumModel:
         self.columns_robot = MappingProxyType(columns)
         self.columns_target = MappingProxyType(dict(columns, omega_t=slice(6 + n, 9 + n), v_t=slice(9 + n, 12 + n)))
         # Constant parts of the map T (joint rates are the thesis's qdot one to one).
+        # A flexible model's shape coordinates move its tip chains too: their columns are the shape basis (T).
+        self._basis = robot.shape_basis
         self._template_robot = np.zeros((self.model.nv, 6 + n))
-        self._template_robot[robot.joint_v, 6 + np.arange(n)] = 1.0
         self._template_target = np.zeros((self.model.nv, 12 + n))
-        self._template_target[robot.joint_v, 6 + np.arange(n)] = 1.0
+        if self._basis is None:
+            self._template_robot[robot.joint_v, 6 + np.arange(n)] = 1.0
+            self._template_target[robot.joint_v, 6 + np.arange(n)] = 1.0
+        else:
+            self._template_robot[:, 6:6 + n] = self._basis
+            self._template_target[:, 6:6 + n] = self._basis
         self._robot_v = index_or_slice(robot.all_v)
+        self._base_v = index_or_slice(robot.base_v)
         self._target_v = index_or_slice(target.base_v) if target is not None else None
         # v rows of a free flyer from (velocity of its centroid c, angular velocity), world axes, with R its
         # rotation: [[R^T, [c x] R^T], [0, R^T]] (v_lin = R^T (V - Omega x R c) = R^T V + [c x] R^T Omega,
@@ -159,7 +166,7 @@ class ThesisMomentumModel:
         """
         robot, kinematics = self.robot, self.centroidal.data
         base = kinematics.oMi[robot.root_joint_id]
-        robot_cols = ag[:, self._robot_v]                                    # (6, 6 + n): base, joints
+        robot_cols = self._robot_columns(ag)                                 # (6, 6 + n): base, joints
         if with_target:
             if self.target is None:
                 raise ValueError("with_target=True needs a target subtree")
@@ -168,12 +175,18 @@ class ThesisMomentumModel:
             momentum = ag[:, self._target_v].dot(self._target_block.dot(tgt.rotation.ravel()).reshape(6, 6))  # P
             lever = momentum[:, 3:] - momentum[:, :3].dot(skew(tgt.act(target.base_com_local) - ee_position))
             robot_cols = robot_cols + np.concatenate((momentum[:, :3], lever), axis=1).dot(
-                ee_jacobian[:, self._robot_v])
+                self._robot_columns(ee_jacobian))
             robot_cols = np.concatenate((robot_cols, lever, momentum[:, :3]), axis=1)
         # angular rows about the base centroid r_b (a left factor), base columns per (V_b, Omega_b)
         b = momentum_shift(kinematics.com[0] - base.act(robot.base_com_local)).dot(robot_cols)
         b[:, :6] = b[:, :6].dot(self._base_block.dot(base.rotation.ravel()).reshape(6, 6))
         return b
+
+    def _robot_columns(self, matrix: np.ndarray) -> np.ndarray:
+        """The columns of a (rows x nv) matrix on the robot's base velocity and shape coordinates."""
+        if self._basis is None:
+            return matrix[:, self._robot_v]
+        return np.concatenate((matrix[:, self._base_v], matrix.dot(self._basis)), axis=1)
 
     def compute(self, q: np.ndarray, with_target: bool, ag: np.ndarray | None = None,
                 ee_jacobian: np.ndarray | None = None, ee_position: np.ndarray | None = None
@@ -193,7 +206,7 @@ class ThesisMomentumModel:
         t_map = (self._template_target if with_target else self._template_robot).copy()
         t_map[b0:b0 + 6, 0:6] = self._base_block.dot(base.rotation.ravel()).reshape(6, 6)
         if not with_target:
-            b = ag[:, self._robot_v].dot(t_map[self._robot_v])
+            b = ag[:, self._robot_v].dot(t_map[self._robot_v]) if self._basis is None else ag.dot(t_map)
             b[3:] += shift.dot(b[:3])
             return ThesisMomentumMatrices(b, t_map, self.columns_robot, False)
         if self.target is None:

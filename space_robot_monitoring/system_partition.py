@@ -3,11 +3,16 @@
 For a free-floating subtree: the base joint's velocity (a twist of the base link, Pinocchio LOCAL frame)
 is the "fibre" velocity, the one-degree-of-freedom joints below it are the "shape" velocities qdot
 (seed 004 sec. 2.2: base b, links 1..n). Reaction wheels are shape joints like the arm joints.
+
+Flexible models (docs/flexibility.md): modal coordinates and motor angles are shape coordinates too (they carry
+momentum); the tip chains of flexible links are not (their coordinates follow the modal ones, eq. 14): each shape
+coordinate's velocity field in the model's velocity space is then a column of the constant map T, the partition's
+`shape_basis` (the unit column of the joint where there is no flexible link: shape_basis is None).
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pinocchio as pin
@@ -30,6 +35,8 @@ class SubtreePartition:
     body_joint_ids: every Pinocchio joint (body) of the subtree, root first.
     mass: kg. base_com_local: centre of mass of the base body in the base joint frame (m); the base joint
     frame is the URDF root link's frame (the free flyer's velocity is expressed in it).
+    dependent_v: v indices of its tip-chain joints (flexible links; empty otherwise); shape_basis: (nv, len(joint_v))
+    velocity field of each shape coordinate (columns of T), None without dependent coordinates.
     """
 
     name: str
@@ -42,10 +49,17 @@ class SubtreePartition:
     body_joint_ids: tuple
     mass: float
     base_com_local: np.ndarray
+    dependent_v: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    shape_basis: np.ndarray | None = None
 
     @property
     def all_v(self) -> np.ndarray:
         return np.concatenate((self.base_v, self.joint_v))
+
+    @property
+    def momentum_v(self) -> np.ndarray:
+        """Every v index of the subtree's bodies' motion: base, shape and dependent coordinates."""
+        return np.concatenate((self.base_v, self.joint_v, self.dependent_v))
 
 
 def subtree_partition(system: SystemModel, name: str, field: str = "subtree") -> SubtreePartition:
@@ -66,6 +80,15 @@ def subtree_partition(system: SystemModel, name: str, field: str = "subtree") ->
             raise ConfigError(field, f"joint {model.names[j]!r} of subtree {name!r} has {model.joints[j].nv} "
                               "degrees of freedom; only one-DOF joints may sit below the base")
     joints.sort(key=lambda j: model.joints[j].idx_v)
+    coordinates = system.coordinates
+    dependent_v = np.zeros(0, dtype=int)
+    basis = None
+    if coordinates is not None and not coordinates.trivial:
+        dependent = set(coordinates.dependent_v.tolist())
+        dependent_v = np.array([model.joints[j].idx_v for j in joints if model.joints[j].idx_v in dependent], dtype=int)
+        joints = [j for j in joints if model.joints[j].idx_v not in dependent]
+        reduced_of = {int(v): k for k, v in enumerate(coordinates.independent_v)}
+        basis = coordinates.T[:, [reduced_of[model.joints[j].idx_v] for j in joints]]
     root_joint = model.joints[root]
     return SubtreePartition(
         name=name,
@@ -78,6 +101,8 @@ def subtree_partition(system: SystemModel, name: str, field: str = "subtree") ->
         body_joint_ids=tuple(bodies),
         mass=float(sum(model.inertias[j].mass for j in bodies)),
         base_com_local=np.array(model.inertias[root].lever, dtype=float),
+        dependent_v=dependent_v,
+        shape_basis=basis,
     )
 
 

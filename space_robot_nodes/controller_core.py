@@ -63,6 +63,9 @@ class ControllerCore(NodeCore):
         for subtree in floating_subtrees(self.system):
             topic = config.odometry[subtree.name]
             self.add_subscription(topic, cv.ODOMETRY, self.state.holder(subtree.name, self, topic), latest_only=True)
+        if self.system.flexibility is not None:       # motor angles and modal coordinates (flexibility.md sec. 7)
+            self.add_subscription(config.flexible_modes, cv.JOINT_STATE,
+                                  self.state.holder("flexible", self, config.flexible_modes), latest_only=True)
         self.add_subscription(config.trajectory, cv.JOINT_TRAJECTORY, self.on_trajectory)
         self.add_subscription(config.attitude_setpoint, cv.QUATERNION_STAMPED, self.on_setpoint)
         self.add_publication(config.arm_command, cv.FLOAT64_MULTI_ARRAY)

@@ -11,6 +11,16 @@ Publishes (relative names from config/nodes.yaml):
   (kg m/s) and angular momentum about the system centre of mass (kg m^2/s), seed 004 eqs. 2.9-2.12.
 - clock (rosgraph_msgs/Clock): simulated time, for nodes running with use_sim_time.
 - diagnostics (diagnostic_msgs/DiagnosticArray): the two command inputs and the simulation.
+Flexible models (docs/flexibility.md sec. 7):
+- joint_states also carries the tip-chain joints of each flexible link (`<link>/tip_y` ..., position and rate;
+  effort zero), which the robot description has: robot_state_publisher then draws every link beyond a flexible
+  one at its deformed place; an elastic joint's entry is its link-side angle;
+- flexible_modes (sensor_msgs/JointState): the modal coordinates `<link>/bending_y_<i>` ... (m or rad, eq. 2;
+  effort: the elastic and damping generalized force), and per elastic joint `<joint>/motor` (motor angle on
+  the output side, rate, actuator torque applied) and `<joint>/deflection` (q - theta_m, rate, spring and
+  damper torque on the link);
+- flexible_links/marker (visualization_msgs/Marker, LINE_LIST in the world frame): the deformed beam axes with
+  the deflection magnified (deformation_marker.py).
 Subscribes to the ros2_control forward-command topics arm_effort_controller/commands and
 reaction_wheel_effort_controller/commands (std_msgs/Float64MultiArray in the model's arm_joints /
 reaction_wheels.joints order).
@@ -29,6 +39,7 @@ from space_robot_dynamics.simulation.simulator import Simulator
 from . import conversions as cv
 from . import message_builders as mb
 from .command_input import CommandInput
+from .deformation_marker import MARKER, DeformationMarkerBuilder
 from .message_types import MessageTypes
 from .node_config import DynamicsNodeConfig
 from .node_core import ACTUATE, MONITOR, SENSE, NodeCore
@@ -49,7 +60,11 @@ class DynamicsCore(NodeCore):
             raise ConfigError("dynamics.rates.odometry", f"no odometry topic for subtree(s) {unknown}")
         self.arm_input = CommandInput("arm_command", self.system.arm_joints, config.command_timeout)
         self.wheel_input = CommandInput("wheel_command", self.system.wheel_joints, config.command_timeout)
-        self.joint_names = list(self.system.arm_joints + self.system.wheel_joints)
+        flexibility = self.system.flexibility
+        # the tip chains of flexible links (their coordinates follow the modal ones; robot_state_publisher needs them)
+        self._tip_joints = list(flexibility.coordinates.dependent_names) if flexibility is not None else []
+        self.joint_names = list(self.system.arm_joints + self.system.wheel_joints) + self._tip_joints
+        self._tip_effort = np.zeros(len(self._tip_joints))
         # where each joint's angle is in q: revolute joints store it, continuous ones (cos, sin)
         slices = [self.system.q_slice(n) for n in self.joint_names]
         self._angle_q = np.array([s.start for s in slices], dtype=int)
@@ -67,6 +82,11 @@ class DynamicsCore(NodeCore):
         self._transforms = mb.TransformBuilder(types, self._stamps)
         self._momentum = mb.Vector3StampedBuilder(types, config.world_frame, self._stamps)
         self._clock = types.cls(cv.CLOCK)
+        self._flexible_modes = mb.JointStateBuilder(types, flexibility.names, self._stamps) \
+            if flexibility is not None else None
+        self._deformation = DeformationMarkerBuilder(
+            types, self.system, config.world_frame, config.marker_magnification, config.marker_points_per_link,
+            config.marker_line_width) if flexibility is not None and flexibility.links else None
         self.diverged: SimulationDivergedError | None = None
         # A ROS node keeps running and reports a diverged simulation in its diagnostics; the standalone runtime
         # sets this to end the run right there (SimulationDivergedError out of the step).
@@ -87,6 +107,11 @@ class DynamicsCore(NodeCore):
         self.add_publication(config.momentum_linear, cv.VECTOR3_STAMPED)
         self.add_publication(config.momentum_angular, cv.VECTOR3_STAMPED)
         self.add_publication(config.diagnostics, cv.DIAGNOSTIC_ARRAY)
+        if self._flexible_modes is not None:
+            self.add_publication(config.flexible_modes, cv.JOINT_STATE)
+            self.add_publication(config.throttled_flexible_modes, cv.JOINT_STATE)
+        if self._deformation is not None:
+            self.add_publication(config.deformation_marker, MARKER)
         self.add_subscription(config.arm_command, cv.FLOAT64_MULTI_ARRAY,
                               lambda msg: self.arm_input.offer(msg, self.now()))
         if self.system.wheel_joints:
@@ -102,6 +127,10 @@ class DynamicsCore(NodeCore):
                            partial(self._odometry_timer, subtree, config.odometry[subtree.name],
                                    self._odometry[subtree.name]), SENSE,
                            ("nodes", f"{rates}.odometry.{subtree.name}" if own else f"{rates}.state"))
+        # before joint_states, as the odometry: the state of an instant is complete when joint_states arrives
+        if self._flexible_modes is not None:
+            self.add_timer("flexible_modes", 1.0 / config.flexible_modes_rate, self.publish_flexible_modes, SENSE,
+                           ("nodes", f"{rates}.flexible_modes"))
         self.add_timer("joint_states", 1.0 / config.state_rate, self.publish_joint_state, SENSE,
                        ("nodes", f"{rates}.state"))
         # The same state for what needs less (the monitor, robot_state_publisher, viewers): under ROS 2 each
@@ -114,6 +143,9 @@ class DynamicsCore(NodeCore):
                        ("nodes", f"{rates}.momentum"))
         self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR,
                        ("nodes", f"{rates}.diagnostics"))
+        if self._deformation is not None:
+            self.add_timer("deformation_marker", 1.0 / config.deformation_marker_rate, self.publish_deformation,
+                           SENSE, ("nodes", f"{rates}.deformation_marker"))
         self.add_timer("step", simulator.settings.dt, self.step, ACTUATE, ("scenario", "simulation.dt"))
 
     def start(self) -> None:
@@ -169,6 +201,8 @@ class DynamicsCore(NodeCore):
         # too, with momentum and kinematics nobody needs at 1 kHz); fresh arrays: the simulator keeps its own
         arm, wheel = self.sim.applied_torques
         effort = np.concatenate((arm, wheel)) if self._has_wheels else np.array(arm, dtype=float)
+        if self._tip_joints:
+            effort = np.concatenate((effort, self._tip_effort))
         return self._joint_state.build(s.t, position, s.v[self._joint_v], effort)
 
     def publish_joint_state(self, _now: float | None = None) -> None:
@@ -186,25 +220,46 @@ class DynamicsCore(NodeCore):
             self.publish(topic, builder.build(s.t, *self._bases.lists(subtree, s.q, s.v)))
 
     def publish_throttled_state(self, _now: float | None = None) -> None:
-        """Every odometry and joint_states on the throttled topics (those somebody takes now)."""
+        """Every odometry, flexible_modes and joint_states on the throttled topics (those somebody takes now)."""
         for subtree in self._floating:
             topic = self.config.throttled_odometry[subtree.name]
             if self.wanted(topic):
                 self.publish(topic, self.odometry_message(subtree))
+        if self._flexible_modes is not None:
+            topic = self.config.throttled_flexible_modes
+            if self.wanted(topic):
+                self.publish(topic, self.flexible_modes_message())
         topic = self.config.throttled_joint_states
         if self.wanted(topic):
             self.publish(topic, self.joint_state_message())
 
     def publish_state(self) -> None:
-        """Every odometry and joint_states now (the runtime's final sample), whoever listens."""
+        """Every odometry, flexible_modes and joint_states now (the runtime's final sample), whoever listens; the
+        joint state last (a ROS 2 controller runs its update when it arrives)."""
         for subtree in self._floating:
             self.publish(self.config.odometry[subtree.name], self.odometry_message(subtree))
+        if self._flexible_modes is not None:
+            self.publish(self.config.flexible_modes, self.flexible_modes_message())
         self.publish(self.config.joint_states, self.joint_state_message())
 
     def finish(self, now: float) -> None:
         """A stopping ROS node's last messages: the state it stops in, and its diagnostics."""
         self.publish_state()
         self.publish_diagnostics(now)
+
+    def flexible_modes_message(self):
+        readout = self.sim.flexible_state()
+        return self._flexible_modes.build(self.sim.state.t, readout.position, readout.velocity, readout.effort)
+
+    def publish_flexible_modes(self, _now: float | None = None) -> None:
+        topic = self.config.flexible_modes
+        if self.wanted(topic):
+            self.publish(topic, self.flexible_modes_message())
+
+    def publish_deformation(self, _now: float | None = None) -> None:
+        topic = self.config.deformation_marker
+        if self.wanted(topic):
+            self.publish(topic, self._deformation.build(self.sim.state.t, self.sim.state.q))
 
     def publish_tf(self, _now: float | None = None) -> None:
         topic = self.config.tf

@@ -121,6 +121,9 @@ class MonitorCore(NodeCore):
         for subtree in floating_subtrees(self.system):
             topic = config.odometry[subtree.name]
             self.add_subscription(topic, cv.ODOMETRY, self.state.holder(subtree.name, self, topic), latest_only=True)
+        if self.system.flexibility is not None:       # motor angles and modal coordinates (flexibility.md sec. 7)
+            self.add_subscription(config.flexible_modes, cv.JOINT_STATE,
+                                  self.state.holder("flexible", self, config.flexible_modes), latest_only=True)
         self.add_publication(config.diagnostics, cv.DIAGNOSTIC_ARRAY)
         self.add_publication(config.status, cv.FLOAT64_MULTI_ARRAY)
         self.add_publication(config.marker, MARKER)

@@ -69,6 +69,15 @@ class DynamicsNodeConfig:
     arm_command: str
     wheel_command: str
     diagnostics: str
+    # flexible models only (docs/flexibility.md sec. 7)
+    flexible_modes_rate: float = 1000.0      # Hz, flexible_modes (sensor_msgs/JointState)
+    deformation_marker_rate: float = 25.0    # Hz, the deformed beams' Marker
+    flexible_modes: str = "flexible_modes"
+    throttled_flexible_modes: str = "flexible_modes" + THROTTLED_SUFFIX     # at throttled_rate, for the monitor
+    deformation_marker: str = "flexible_links/marker"
+    marker_magnification: float = 100.0      # deflections drawn this many times their size
+    marker_points_per_link: int = 16
+    marker_line_width: float = 0.01          # m
 
 
 @dataclass(frozen=True)
@@ -105,6 +114,7 @@ class ControllerNodeConfig:
     wheel_command: str
     diagnostics: str
     trajectory_action: TrajectoryActionConfig
+    flexible_modes: str = "flexible_modes"     # motor angles and modal coordinates of a flexible model
 
 
 @dataclass(frozen=True)
@@ -118,6 +128,7 @@ class MonitorNodeConfig:
     diagnostics: str
     status: str
     marker: str
+    flexible_modes: str = "flexible_modes"
 
 
 @dataclass(frozen=True)
@@ -185,6 +196,15 @@ def _state_tolerance(reader: ConfigReader, key: str, position: float, velocity: 
     return tolerance
 
 
+def _deformation_marker(reader: ConfigReader) -> dict:
+    """dynamics.deformation_marker: how the deformed beams are drawn (DynamicsNodeConfig's marker_* fields)."""
+    fields = dict(marker_magnification=reader.number("magnification", 100.0, exclusive_minimum=0.0),
+                  marker_points_per_link=reader.integer("points_per_link", 16, minimum=2),
+                  marker_line_width=reader.number("line_width", 0.01, exclusive_minimum=0.0))
+    reader.reject_unknown()
+    return fields
+
+
 def _trajectory_action(reader: ConfigReader) -> TrajectoryActionConfig:
     """controller.trajectory_action (defaults: the values config/nodes.yaml gives, and explains)."""
     config = TrajectoryActionConfig(
@@ -221,6 +241,12 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
         arm_command=topic(topics, "arm_command", "arm_effort_controller/commands"),
         wheel_command=topic(topics, "wheel_command", "reaction_wheel_effort_controller/commands"),
         diagnostics=topic(topics, "diagnostics", "diagnostics"),
+        flexible_modes_rate=rate(rates, "flexible_modes", rate(rates, "state", 1000.0)),
+        deformation_marker_rate=rate(rates, "deformation_marker", 25.0),
+        flexible_modes=topic(topics, "flexible_modes", "flexible_modes"),
+        throttled_flexible_modes=topic(topics, "flexible_modes", "flexible_modes") + THROTTLED_SUFFIX,
+        deformation_marker=topic(topics, "deformation_marker", "flexible_links/marker"),
+        **_deformation_marker(dyn.sub("deformation_marker", {})),
     )
     for sub in (rates, topics, dyn):
         sub.reject_unknown()
@@ -240,6 +266,7 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
         wheel_command=topic(topics, "wheel_command", "reaction_wheel_effort_controller/commands"),
         diagnostics=topic(topics, "diagnostics", "diagnostics"),
         trajectory_action=_trajectory_action(ctl.sub("trajectory_action", {})),
+        flexible_modes=topic(topics, "flexible_modes", "flexible_modes"),
     )
     topics.reject_unknown()
     ctl.reject_unknown()
@@ -254,6 +281,7 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
         diagnostics=topic(topics, "diagnostics", "diagnostics"),
         status=topic(topics, "status", "holonomy/status"),
         marker=topic(topics, "marker", "holonomy/marker"),
+        flexible_modes=topic(topics, "flexible_modes", "flexible_modes" + THROTTLED_SUFFIX),
     )
     topics.reject_unknown()
     mon.reject_unknown()
@@ -297,7 +325,7 @@ def _visualization(vis: ConfigReader, world: str) -> VisualizationNodeConfig:
     scales = vis.sub("momentum_arrow_scale", {})
     config = VisualizationNodeConfig(
         world_frame=world, rate=rate(vis, "rate", 10.0), path_rate=rate(vis, "path_rate", 5.0),
-        end_effector_frame=vis.string("end_effector_frame", "right_hand"),
+        end_effector_frame=vis.string("end_effector_frame", ""),
         path_duration=vis.number("path_duration", 60.0, exclusive_minimum=0.0),
         path_spacing=vis.number("path_spacing", 0.005, minimum=0.0),
         planned_path_samples=vis.integer("planned_path_samples", 100, minimum=2),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from space_robot_dynamics.model import urdf_source
 from space_robot_dynamics.model.model_config import ModelConfig
+from space_robot_dynamics.model.system_model import description_urdf
 
 DESCRIPTION_TOPIC = "robot_description"
 
@@ -39,6 +40,9 @@ def description_topic(frame_prefix: str) -> str:
 
 
 def robot_descriptions(model: ModelConfig) -> list[RobotDescription]:
-    """One RobotDescription per subtree of `model`, in the model's order (ConfigError on a bad URDF/xacro)."""
-    return [RobotDescription(s.name, s.frame_prefix, urdf_source.expand(s.urdf, s.xacro_args))
+    """One RobotDescription per subtree of `model`, in the model's order (ConfigError on a bad URDF/xacro). A
+    subtree with flexible links gets their tip chains (space_robot_dynamics.model.system_model.description_urdf),
+    whose joint positions the dynamics node publishes in joint_states."""
+    return [RobotDescription(s.name, s.frame_prefix,
+                             description_urdf(urdf_source.expand(s.urdf, s.xacro_args), model, s.frame_prefix))
             for s in model.subtrees]

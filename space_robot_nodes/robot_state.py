@@ -98,7 +98,10 @@ class StateAssembler:
     """Rebuilds (q, v) of a SystemModel from JointState and Odometry messages.
 
     `joints` are the one-DOF joints that must appear in JointState (others in the message are ignored,
-    e.g. Sawyer's head_pan). `ready` once every part has been received; `age` counts from the oldest part.
+    e.g. Sawyer's head_pan). A flexible model's modal coordinates and motor angles come from a third part,
+    "flexible" (the dynamics node's flexible_modes, docs/flexibility.md sec. 7): every modal coordinate and
+    `<joint>/motor` must be in it; the tip chains then follow (eq. 14).
+    `ready` once every part has been received; `age` counts from the oldest part.
     Subscription callbacks (`holder`) keep the latest message with its arrival time; `update()` parses the held
     ones when the node needs the state, so a 50 Hz node does not parse a 1 kHz stream.
     """
@@ -119,6 +122,14 @@ class StateAssembler:
         self._continuous = [(int(row), slices[row].start) for row in cos_rows]
         self._v_index = contiguous_index(np.array([system.v_index(n) for n in self.joints], dtype=int))
         self._bases = {s.name: BaseSlot(system, s) for s in floating_subtrees(system)}
+        flexibility = system.flexibility
+        self._flexible = None
+        if flexibility is not None:
+            # (name in flexible_modes, q index, v index, factor to the model's coordinate): s = a delta, phi = N theta_m
+            entries = [(m.name, m.q, m.v, m.scale) for m in flexibility.modal] + \
+                [(j.joint.name + "/motor", j.rotor_q, j.rotor_v, j.joint.gear_ratio) for j in flexibility.joints]
+            self._flexible = (tuple(e[0] for e in entries), np.array([e[1] for e in entries], dtype=int),
+                              np.array([e[2] for e in entries], dtype=int), np.array([e[3] for e in entries]))
         self._stamps: dict[str, float] = {}
         self._held: dict[str, tuple] = {}
         self._ready = False
@@ -138,16 +149,21 @@ class StateAssembler:
             try:
                 if part == "joints":
                     self.take_joint_state(msg, now, field)
+                elif part == "flexible":
+                    self.take_flexible_modes(msg, now, field)
                 else:
                     self.take_odometry(part, msg, now, field)
             except CommandError as exc:
                 errors.append(str(exc))
+        if held and self._flexible is not None:
+            self.system.coordinates.project(self.q, self.v)
         return errors
 
     @property
     def ready(self) -> bool:
         if not self._ready:                   # once every part has arrived it stays so
-            self._ready = "joints" in self._stamps and all(name in self._stamps for name in self._bases)
+            self._ready = "joints" in self._stamps and all(name in self._stamps for name in self._bases) and \
+                (self._flexible is None or "flexible" in self._stamps)
         return self._ready
 
     def age(self, now: float) -> float:
@@ -168,6 +184,16 @@ class StateAssembler:
                 q[cos_index + 1] = math.sin(angle)
         self.v[self._v_index] = velocity
         self._stamps["joints"] = now
+
+    def take_flexible_modes(self, msg, now: float, field: str = "flexible_modes") -> None:
+        """Modal coordinates (delta) and motor angles (theta_m) with their rates, into the model's s and phi."""
+        if self._flexible is None:
+            raise CommandError(field, "this model has no flexible links or elastic joints")
+        names, q_index, v_index, factor = self._flexible
+        position, velocity = read_joint_state(msg, names, field)
+        self.q[q_index] = factor * position
+        self.v[v_index] = factor * velocity
+        self._stamps["flexible"] = now
 
     def take_odometry(self, subtree_name: str, msg, now: float, field: str) -> None:
         slot = self._bases.get(subtree_name)

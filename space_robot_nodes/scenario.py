@@ -5,6 +5,11 @@ optional dotted-key overrides of each (validated exactly like the files), plus:
 - simulation: physics settings (space_robot_dynamics.simulation.simulator.read_simulation_settings);
 - duration (s) and initial_state (space_robot_dynamics.simulation.initial_state);
 - goals: a trajectory_msgs/JointTrajectory goal and a bus attitude setpoint, each with its publish time;
+- torque_profile: open-loop arm torques (sinusoids) published on the arm command topic by the scenario player,
+  in place of a controller (`controller: null`), e.g. seed 000's study;
+- comparison: the same scenario run a second time with a few entries changed (`--set` syntax: another model,
+  a controller option), whose differences to this run the standalone runtime reports (space_robot_runtime/
+  comparison.py), e.g. seed 000's flexible arm against its rigid one under the same torques;
 - recording: bag rate for high-rate topics;
 - evaluation: the pre-grasp geometry and the stated requirements the summary checks;
 - rviz: the RViz configuration that shows it (default rviz/space_robot.rviz).
@@ -54,6 +59,40 @@ class AttitudeGoal:
 
 
 @dataclass(frozen=True)
+class Sinusoid:
+    """amplitude sin(2 pi t / period + phase) + offset (N m, s, rad, N m)."""
+
+    amplitude: float
+    period: float
+    phase: float = 0.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class TorqueProfile:
+    """Open-loop arm torques: per arm joint a Sinusoid (joints not named get zero), published at `rate` (Hz) from
+    `start` to `stop` (s; zero after stop, None: never stops). Each command is the torque at the middle of its
+    period (held by the dynamics node until the next one: at rate = 1 / dt, the midpoint rule of each step)."""
+
+    rate: float
+    sinusoids: dict             # joint name -> Sinusoid
+    start: float = 0.0
+    stop: float | None = None
+
+
+@dataclass(frozen=True)
+class ComparisonConfig:
+    """A second run of the scenario with `overrides` (Override objects, --set syntax) applied, labelled `name`;
+    the runtime reports the end effector's (frame `end_effector_frame`), the arm joints' and the bus's
+    differences between the two runs."""
+
+    name: str
+    description: str
+    overrides: tuple
+    end_effector_frame: str
+
+
+@dataclass(frozen=True)
 class RecordingConfig:
     """Bag recording: topics published faster than `rate` (Hz) are decimated to it."""
 
@@ -91,7 +130,7 @@ class Scenario:
     source: str | None
     model: ModelConfig
     nodes: NodesConfig
-    controller: ControllerConfig
+    controller: ControllerConfig | None     # None (`controller: null`): no controller node (e.g. torque_profile)
     monitor_data: dict | None        # the monitor's YAML mapping after overrides; None: no monitor
     monitor_source: str | None
     simulation: SimulationSettings
@@ -105,6 +144,9 @@ class Scenario:
     files: dict = field(default_factory=dict)   # name -> resolved path of each referenced file
     overrides: tuple = ()       # every Override applied (the scenario's own section and the given ones)
     rviz: Path | None = None    # the RViz configuration that shows this scenario (launch files start RViz with it)
+    torque_profile: TorqueProfile | None = None
+    comparison: ComparisonConfig | None = None
+    given_overrides: tuple = ()     # the overrides read_scenario was given (--set, ROS parameter), as given
 
     def initial_state(self, system: SystemModel) -> tuple[np.ndarray, np.ndarray]:
         """(q0, v0) for `system` from the scenario's initial_state section (validated against the model)."""
@@ -167,7 +209,23 @@ def read_scenario(reader: ConfigReader, overrides=None) -> Scenario:
         data, own = apply_with_fields(reader.data, own)
         reader = ConfigReader(data, reader.source, reader.path, reader.directory)
     with blamed(own):
-        return _read_scenario(reader, given, own)
+        scenario = _read_scenario(reader, given, own)
+    return replace(scenario, given_overrides=tuple(given))
+
+
+def comparison_scenario(scenario: Scenario) -> Scenario:
+    """The scenario of `scenario`'s comparison run: its file read again with the same given overrides, then the
+    comparison's, and without a comparison of its own. When the comparison names another model file, the given
+    overrides of the model file are left out (they address this run's model: seed 000's rigid arm has no
+    flexible_links to override)."""
+    if scenario.comparison is None:
+        raise ConfigError("comparison", "this scenario has no comparison", scenario.source)
+    if scenario.source is None or not Path(scenario.source).is_file():
+        raise ConfigError("comparison", "a comparison needs the scenario's file (scenario.source)", scenario.source)
+    own_model = any(o.target == SCENARIO and o.key == "model" for o in scenario.comparison.overrides)
+    given = [o for o in scenario.given_overrides if not (own_model and o.target == "model")]
+    overrides = given + list(scenario.comparison.overrides) + [Override(SCENARIO, "comparison", None, "comparison run")]
+    return read_scenario(load_yaml_file(scenario.source), overrides)
 
 
 def _read_scenario(reader: ConfigReader, given: list[Override], own: list[Override]) -> Scenario:
@@ -176,8 +234,11 @@ def _read_scenario(reader: ConfigReader, given: list[Override], own: list[Overri
         reader, "model", "config/models/servicer_target.yaml", file_overrides["model"])
     nodes_reader, nodes_path, file_overrides["nodes"] = _referenced(reader, "nodes", "config/nodes.yaml",
                                                                     file_overrides["nodes"])
-    controller_reader, controller_path, file_overrides["controller"] = _referenced(
-        reader, "controller", "config/controller.yaml", file_overrides["controller"])
+    if reader.has("controller") and reader.raw("controller") is None:   # `controller: null`: no controller node
+        controller_reader, controller_path = None, None
+    else:
+        controller_reader, controller_path, file_overrides["controller"] = _referenced(
+            reader, "controller", "config/controller.yaml", file_overrides["controller"])
     if reader.has("monitor") and reader.raw("monitor") is None:     # `monitor: null`: no holonomy monitor
         monitor_data, monitor_source, monitor_path = None, None, None
     else:
@@ -249,10 +310,19 @@ def _read_scenario(reader: ConfigReader, given: list[Override], own: list[Overri
             raise tr.error("joint_names", f"unknown arm joints {unknown} (the model's: {list(model.arm_joints)})")
     with blamed(file_overrides["nodes"]):
         nodes = read_nodes_config(nodes_reader)
-    with blamed(file_overrides["controller"]):
-        controller = read_controller_config(controller_reader)
-    with blamed(file_overrides["nodes"] + file_overrides["controller"]):
-        _check_state_rates(nodes, controller, nodes_reader)
+    controller = None
+    if controller_reader is not None:
+        with blamed(file_overrides["controller"]):
+            controller = read_controller_config(controller_reader)
+        with blamed(file_overrides["nodes"] + file_overrides["controller"]):
+            _check_state_rates(nodes, controller, nodes_reader, model.flexible)
+    elif trajectory is not None or attitude is not None:
+        raise reader.error("controller", "is null (no controller node), but the scenario has goals for one")
+    torque_profile = _torque_profile(reader, model) if reader.raw("torque_profile", None) is not None else None
+    if torque_profile is not None and controller is not None:
+        raise reader.error("torque_profile", "drives the arm open loop: set `controller: null` (two nodes would "
+                                             "command the arm)")
+    comparison = _comparison(reader.sub("comparison")) if reader.raw("comparison", None) is not None else None
 
     scenario = Scenario(
         name=reader.string("name"),
@@ -273,24 +343,74 @@ def _read_scenario(reader: ConfigReader, given: list[Override], own: list[Overri
         files={"model": model_path, "nodes": nodes_path, "controller": controller_path, "monitor": monitor_path},
         overrides=tuple(own) + tuple(o for name in OVERRIDABLE for o in file_overrides[name]),
         rviz=reader.file_path("rviz", DEFAULT_RVIZ),
+        torque_profile=torque_profile,
+        comparison=comparison,
     )
     reader.reject_unknown()
     return scenario
 
 
-def _check_state_rates(nodes: NodesConfig, controller: ControllerConfig, nodes_reader: ConfigReader) -> None:
+def _check_state_rates(nodes: NodesConfig, controller: ControllerConfig, nodes_reader: ConfigReader,
+                       flexible: bool = False) -> None:
     """The controller computes a command from a fresh state every period: joint_states, and the odometry of
     the bus its wheels turn, must come at least at the control rate (other bases, e.g. the free-drifting
-    target, may come slower: the state assembler keeps their last pose and twist)."""
+    target, may come slower: the state assembler keeps their last pose and twist); so must flexible_modes on a
+    flexible model (the motor angles it feeds back)."""
     dynamics, rate = nodes.dynamics, controller.rate
     if dynamics.state_rate < rate:
         raise nodes_reader.error("dynamics.rates.state", f"{dynamics.state_rate:g} Hz is below the controller's "
                                  f"rate ({rate:g} Hz): every control period needs a new joint state")
+    if flexible and dynamics.flexible_modes_rate < rate:
+        raise nodes_reader.error("dynamics.rates.flexible_modes", f"{dynamics.flexible_modes_rate:g} Hz is below "
+                                 f"the controller's rate ({rate:g} Hz): it feeds the motor angles back")
     bus = controller.bus_subtree
     if bus in dynamics.odometry and dynamics.odometry_rates.get(bus, dynamics.state_rate) < rate:
         raise nodes_reader.error(f"dynamics.rates.odometry.{bus}", f"{dynamics.odometry_rates[bus]:g} Hz is below "
                                  f"the controller's rate ({rate:g} Hz): the bus odometry is part of every "
                                  "control period's state")
+
+
+def _torque_profile(reader: ConfigReader, model: ModelConfig) -> TorqueProfile:
+    tp = reader.sub("torque_profile")
+    sinusoids = {}
+    sub = tp.sub("sinusoids")
+    for name in list(sub.data):
+        if name not in model.arm_joints:
+            raise sub.error(name, f"not an arm joint of the model (have {list(model.arm_joints)})")
+        entry = sub.sub(name)
+        sinusoids[name] = Sinusoid(entry.number("amplitude"), entry.number("period", exclusive_minimum=0.0),
+                                   entry.number("phase", 0.0), entry.number("offset", 0.0))
+        entry.reject_unknown()
+    if not sinusoids:
+        raise tp.error("sinusoids", "must name at least one arm joint")
+    start = tp.number("start", 0.0, minimum=0.0)
+    stop = tp.raw("stop", None)
+    if stop is not None:
+        stop = tp.number("stop", exclusive_minimum=start)
+    profile = TorqueProfile(tp.number("rate", 1000.0, exclusive_minimum=0.0), sinusoids, start, stop)
+    tp.reject_unknown()
+    return profile
+
+
+def _comparison(reader: ConfigReader) -> ComparisonConfig:
+    entries = reader.raw("overrides")
+    if not isinstance(entries, dict) or not entries:
+        raise reader.error("overrides", "must be a non-empty mapping KEY: VALUE (the --set syntax)")
+    overrides = parse_overrides([f"{key}={_yaml_text(value)}" for key, value in entries.items()],
+                                origin=f"{reader.source}: comparison.overrides")
+    for o in overrides:
+        if o.target == SCENARIO and o.key.split(".")[0] == "comparison":
+            raise reader.error("overrides", "cannot change the comparison itself")
+    config = ComparisonConfig(name=reader.string("name"), description=reader.string("description", ""),
+                              overrides=tuple(overrides), end_effector_frame=reader.string("end_effector_frame"))
+    reader.reject_unknown()
+    return config
+
+
+def _yaml_text(value) -> str:
+    import yaml
+
+    return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
 
 
 def _unit(reader: ConfigReader, key: str) -> np.ndarray:

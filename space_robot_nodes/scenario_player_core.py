@@ -1,21 +1,28 @@
-"""Scenario player core: publishes a scenario's goals at their times, as a user or a planner would.
+"""Scenario player core: publishes a scenario's goals at their times, as a user or a planner would, and its
+open-loop torque profile, if it has one, in place of a controller.
 
 - arm_controller/joint_trajectory (trajectory_msgs/JointTrajectory), stamped to start START_DELAY after its
   publish_at time (header.stamp, as the joint_trajectory_controller reads it): the motion then starts at the
   same simulated instant however long the message takes to arrive (under ROS 2 a few ms; at once in the
   lockstep runtime), as a planner stamps a trajectory slightly ahead of its delivery;
-- attitude_controller/setpoint (geometry_msgs/QuaternionStamped, frame world).
+- attitude_controller/setpoint (geometry_msgs/QuaternionStamped, frame world);
+- arm_effort_controller/commands (std_msgs/Float64MultiArray, the model's arm_joints order) at the profile's
+  rate: each command is the profile's torque at the middle of its period (scenario.TorqueProfile), zero
+  outside [start, stop).
 Each goal is published once, at the first timer tick at or after its publish_at time at which its topic has a
 subscriber (`wanted`): under ROS 2 a controller that connects after a goal's time gets the goal late instead of
 never (in the lockstep runtime the controller is always there).
 """
 from __future__ import annotations
 
+import math
+
 from . import conversions as cv
+from . import message_builders as mb
 from .message_types import MessageTypes
 from .node_config import ControllerNodeConfig
 from .node_core import COMMAND, NodeCore
-from .scenario import AttitudeGoal, TrajectoryGoal
+from .scenario import AttitudeGoal, TorqueProfile, TrajectoryGoal
 
 # Slack (s) when comparing a tick time with a goal time: tick times are sums of the physics step.
 _TIME_SLACK = 1e-9
@@ -33,7 +40,8 @@ class ScenarioPlayerCore(NodeCore):
     name = "scenario_player"
 
     def __init__(self, types: MessageTypes, trajectory: TrajectoryGoal | None, attitude: AttitudeGoal | None,
-                 topics: ControllerNodeConfig, period: float):
+                 topics: ControllerNodeConfig, period: float, torque_profile: TorqueProfile | None = None,
+                 arm_joints: tuple = ()):
         super().__init__(types)
         self.trajectory, self.attitude, self.topics = trajectory, attitude, topics
         self.sent: set[str] = set()
@@ -44,6 +52,29 @@ class ScenarioPlayerCore(NodeCore):
             self.add_publication(topics.attitude_setpoint, cv.QUATERNION_STAMPED)
         if trajectory is not None or attitude is not None:
             self.add_timer("goals", period, self.play, COMMAND, ("scenario", "simulation.dt"))
+        self.torque_profile = torque_profile
+        if torque_profile is not None:
+            # (row in the command, amplitude, angular frequency, phase, offset) per joint with a sinusoid
+            self._sinusoids = [(list(arm_joints).index(name), s.amplitude, 2.0 * math.pi / s.period, s.phase,
+                                s.offset) for name, s in torque_profile.sinusoids.items()]
+            self._command = mb.Float64MultiArrayBuilder(types, len(arm_joints), "effort")
+            self._zeros = [0.0] * len(arm_joints)
+            self.add_publication(topics.arm_command, cv.FLOAT64_MULTI_ARRAY)
+            self.add_timer("torque_profile", 1.0 / torque_profile.rate, self.play_torques, COMMAND,
+                           ("scenario", "torque_profile.rate"))
+
+    def torques(self, now: float) -> list[float]:
+        """The profile's command at the timer tick `now` (N m, arm_joints order): its value at mid-period."""
+        profile = self.torque_profile
+        t = now + 0.5 / profile.rate
+        command = list(self._zeros)
+        if t >= profile.start and (profile.stop is None or t < profile.stop):
+            for row, amplitude, omega, phase, offset in self._sinusoids:
+                command[row] = amplitude * math.sin(omega * t + phase) + offset
+        return command
+
+    def play_torques(self, now: float) -> None:
+        self.publish(self.topics.arm_command, self._command.build(self.torques(now)))
 
     def play(self, now: float) -> None:
         if now < self._next_at:              # nothing due: the common case, every tick

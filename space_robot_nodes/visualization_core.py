@@ -21,6 +21,7 @@ whatever the control rate. Markers that have nothing to show (a zero arrow) are 
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import textwrap
 from collections import deque
@@ -84,13 +85,26 @@ def build_visualization(types: MessageTypes, system: SystemModel, scenario) -> V
     nodes = scenario.nodes
     config = nodes.visualization
     dynamics = nodes.dynamics
-    controller = ServicerController(system, scenario.controller) if "joint_tracking" in scenario.controller.modes \
+    control = scenario.controller
+    controller = ServicerController(system, control) if control is not None and "joint_tracking" in control.modes \
         else None
-    bus = scenario.controller.bus_subtree if any(s.name == scenario.controller.bus_subtree
-                                                 for s in system.subtrees) else None
-    return VisualizationCore(types, system, config, controller, bus,
-                             config.joint_states or dynamics.throttled_joint_states,
-                             config.odometry if config.odometry is not None else dynamics.throttled_odometry)
+    bus = control.bus_subtree if control is not None and any(s.name == control.bus_subtree
+                                                             for s in system.subtrees) else None
+    end_effector = config.end_effector_frame or (scenario.evaluation.end_effector_frame if scenario.evaluation
+                                                 else arm_tip_frame(system))
+    return VisualizationCore(types, system, dataclasses.replace(config, end_effector_frame=end_effector), controller,
+                             bus, config.joint_states or dynamics.throttled_joint_states,
+                             config.odometry if config.odometry is not None else dynamics.throttled_odometry,
+                             dynamics.throttled_flexible_modes)
+
+
+def arm_tip_frame(system: SystemModel) -> str:
+    """The link the last arm joint moves ("" without an arm): where an arm's end effector is by default."""
+    if not system.arm_joints:
+        return ""
+    joint = system.joint_id(system.arm_joints[-1])
+    bodies = [f.name for f in system.model.frames if f.parentJoint == joint and f.type == pin.FrameType.BODY]
+    return bodies[-1] if bodies else ""
 
 
 class VisualizationCore(NodeCore):
@@ -98,7 +112,7 @@ class VisualizationCore(NodeCore):
 
     def __init__(self, types: MessageTypes, system: SystemModel, config: VisualizationNodeConfig,
                  controller: ServicerController | None, bus_subtree: str | None, joint_states: str,
-                 odometry: dict):
+                 odometry: dict, flexible_modes: str = "flexible_modes_throttle"):
         super().__init__(types)
         self.system, self.config, self.controller = system, config, controller
         model = system.model
@@ -138,6 +152,9 @@ class VisualizationCore(NodeCore):
                                   f"{subtree.name!r} (have {sorted(odometry)})")
             topic = odometry[subtree.name]
             self.add_subscription(topic, cv.ODOMETRY, self.state.holder(subtree.name, self, topic), latest_only=True)
+        if system.flexibility is not None:       # modal coordinates and motor angles: part of the state
+            self.add_subscription(flexible_modes, cv.JOINT_STATE, self.state.holder("flexible", self, flexible_modes),
+                                  latest_only=True)
         self.add_subscription(topics.attitude_setpoint, cv.QUATERNION_STAMPED, self.on_setpoint)
         self.add_subscription(topics.trajectory, cv.JOINT_TRAJECTORY, self.on_trajectory)
         self.arm_joints = tuple(controller.arm_joints) if controller is not None else tuple(system.arm_joints)

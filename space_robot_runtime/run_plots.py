@@ -1,4 +1,5 @@
-"""PNG plots of a run (bus attitude error, arm joint angles, wheel speeds, momentum drift).
+"""PNG plots of a run (bus attitude error, arm joint angles, wheel speeds, momentum drift; for a flexible model
+its modal coordinates and joint deflections; for a run with a comparison, their differences).
 
 Drawn with matplotlib's object API on the Agg canvas: no display and no global pyplot state, so plotting
 works on a headless machine and inside tests.
@@ -14,6 +15,7 @@ from matplotlib.figure import Figure
 from .run_trace import RunTrace
 
 PLOT_NAMES = ("base_attitude.png", "joint_angles.png", "wheel_speeds.png", "momentum_drift.png")
+FLEXIBLE_PLOT_NAMES = ("flexible_modes.png", "comparison.png")     # flexible models; runs with a comparison
 _SIZE = (8.0, 4.5)   # inches
 _DPI = 100
 _SHOW_LIMIT_FRACTION = 0.25   # draw the wheel speed limit when the peak speed exceeds this fraction of it
@@ -51,10 +53,11 @@ def _drift_axis(ax, t: np.ndarray, drift: np.ndarray, label: str) -> None:
 
 
 def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_limit: float | None = None,
-             wheel_max_speed: float | None = None, momentum_conserved: bool = True) -> list[Path]:
+             wheel_max_speed: float | None = None, momentum_conserved: bool = True, comparison=None) -> list[Path]:
     """Write the plots that apply to the run into out_dir; returns their paths. Limits (rad, rad/s) are
     drawn when given. Not drawn: the bus attitude without a floating bus, the wheels without wheels, the
-    momentum drift when momentum is not conserved (momentum_conserved False: a fixed base, gravity)."""
+    momentum drift when momentum is not conserved (momentum_conserved False: a fixed base, gravity), the
+    flexible modes of a rigid model, the differences without a comparison (comparison.ComparisonResult)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -113,6 +116,11 @@ def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_lim
         _drift_axis(ax_l, t, dl, "|L - L(0)| (kg m^2/s)")
         ax_l.set_xlabel("time (s)")
         paths.append(_save(figure, out / PLOT_NAMES[3]))
+
+    if len(trace.flexible_positions):
+        paths.append(_plot_flexible(trace, out / FLEXIBLE_PLOT_NAMES[0], title))
+    if comparison is not None and len(comparison.t):
+        paths.append(_plot_comparison(comparison, out / FLEXIBLE_PLOT_NAMES[1], title))
     return paths
 
 
@@ -123,6 +131,46 @@ def _finish(ax, ylabel: str, title: str) -> None:
     ax.set_title(title)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0.0)
     ax.grid(True)
+
+
+def _plot_flexible(trace: RunTrace, path: Path, title: str) -> Path:
+    """Modal coordinates (mm of tip deflection or mrad of tip twist) and elastic-joint deflections (mrad)."""
+    t, positions = trace.flexible_positions.arrays()
+    names = trace.flexible_names
+    modal = [k for k, n in enumerate(names) if not n.endswith(("/motor", "/deflection"))]
+    joints = [k for k, n in enumerate(names) if n.endswith("/deflection")]
+    panels = [(columns, label) for columns, label in
+              ((modal, "modal coordinate\n(mm of tip deflection, mrad of twist)"),
+               (joints, "joint deflection q - theta_m\n(mrad)")) if columns]
+    figure, axes = _figure(len(panels))
+    for ax, (columns, label) in zip(axes, panels):
+        for k in columns:
+            ax.plot(t, 1e3 * positions[:, k], label=names[k], linewidth=0.9)
+        ax.set_ylabel(label)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0.0)
+        ax.grid(True)
+    axes[0].set_title(f"{title}: flexible modes (docs/flexibility.md eqs. 2, 12)")
+    axes[-1].set_xlabel("time (s)")
+    return _save(figure, path)
+
+
+def _plot_comparison(comparison, path: Path, title: str) -> Path:
+    """End-effector distance (mm), arm joint and bus angle differences (deg) between the run and its comparison."""
+    figure, (ax_e, ax_j, ax_b) = _figure(3)
+    t = comparison.t
+    ax_e.plot(t, 1e3 * comparison.end_effector_difference)
+    ax_e.set_ylabel("end effector\n|difference| (mm)")
+    ax_e.set_title(f"{title}: this run minus the {comparison.name!r} run (same inputs)")
+    for i, name in enumerate(comparison.arm_joints):
+        ax_j.plot(t, np.degrees(comparison.joint_angle_difference[:, i]), label=name)
+    ax_j.set_ylabel("joint angle\ndifference (deg)")
+    ax_j.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0.0)
+    ax_b.plot(t, np.degrees(comparison.base_angle_difference))
+    ax_b.set_ylabel("bus attitude\ndifference (deg)")
+    ax_b.set_xlabel("time (s)")
+    for ax in (ax_e, ax_j, ax_b):
+        ax.grid(True)
+    return _save(figure, path)
 
 
 def _number(value: float) -> str:

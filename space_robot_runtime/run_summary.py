@@ -8,7 +8,11 @@ never from the controller's own claims:
 - momentum drift: max |p(t) - p(0)| (kg m/s) and |L(t) - L(0)| (kg m^2/s about the CoM, world frame);
 - wheel momentum: spin-axis angular momentum each wheel stores relative to the bus, I_s * Omega (N m s);
 - pre-grasp: distance (m) from the end effector to the point `standoff` out of the grapple frame and the
-  angle (rad) between the approach axis and the fixture's inward axis, from Pinocchio frame placements.
+  angle (rad) between the approach axis and the fixture's inward axis, from Pinocchio frame placements;
+- flexible models (docs/flexibility.md), from the recorded flexible_modes: max_tip_deflection_m (the largest
+  |(w_y(L), w_z(L))| of any flexible link) and a `flexible` section (per link, per modal coordinate, per elastic
+  joint's deflection, and their values over the last second of the run: the residual vibration);
+- a scenario with a comparison run: the differences of comparison.py (run by simulation_run.py).
 
 A figure that does not apply to the model is null (with a line in `notes` saying why), never NaN: the
 bus attitude of a fixed-base arm, the momentum drift of a system that exchanges momentum with the world (a
@@ -179,6 +183,8 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
         "overrides": [o.origin for o in scenario.overrides],
         "notes": notes,
     }
+    if system.flexibility is not None:
+        summary.update(flexible_figures(trace))
     if scenario.evaluation is not None:
         summary["pregrasp"] = pregrasp_errors(system, q_final, scenario)
         req = scenario.evaluation.requirements
@@ -187,6 +193,33 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
             verdicts = [c["met"] for c in summary["requirements"].values()]
             summary["requirements_met"] = False if False in verdicts else None if None in verdicts else True
     return summary
+
+
+RESIDUAL_WINDOW = 1.0      # s: the residual vibration is read over the last second of a run
+
+
+def flexible_figures(trace: RunTrace) -> dict:
+    """max_tip_deflection_m (top level) and the `flexible` section (see the module docstring); m and rad."""
+    tips = trace.tip_deflections()
+    t, positions = trace.flexible_positions.arrays()
+    largest = np.abs(positions).max(axis=0) if len(t) else np.zeros(len(trace.flexible_names))
+    last = t >= t[-1] - RESIDUAL_WINDOW if len(t) else np.zeros(0, dtype=bool)
+    residual = np.abs(positions[last] - positions[last].mean(axis=0)).max(axis=0) if len(t) else largest
+    names = trace.flexible_names
+    modal = [k for k, n in enumerate(names) if not n.endswith(("/motor", "/deflection"))]
+    deflection = [k for k, n in enumerate(names) if n.endswith("/deflection")]
+    return {
+        "max_tip_deflection_m": max((float(d.max()) for _, d in tips.values()), default=None),
+        "flexible": {
+            "max_tip_deflection_m": {link: float(d.max()) for link, (_, d) in tips.items()},
+            "final_second_tip_deflection_m": {link: float(d[t_link >= t_link[-1] - RESIDUAL_WINDOW].max())
+                                              for link, (t_link, d) in tips.items()},
+            "max_modal_coordinate": {names[k]: float(largest[k]) for k in modal},
+            "max_joint_deflection_rad": {names[k].rsplit("/", 1)[0]: float(largest[k]) for k in deflection},
+            # largest |x - mean| over the last second: what a slew leaves ringing
+            "final_second_vibration": {names[k]: float(residual[k]) for k in modal + deflection},
+        },
+    }
 
 
 def _requirements(summary: dict, req, status: RunStatus, goal_end_time: float | None) -> dict:

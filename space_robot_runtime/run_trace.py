@@ -31,6 +31,7 @@ class TopicRoles:
     trajectory: str = "arm_controller/joint_trajectory"
     attitude_setpoint: str = "attitude_controller/setpoint"
     diagnostics: str = "diagnostics"
+    flexible_modes: str = "flexible_modes"      # flexible models (docs/flexibility.md sec. 7)
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, sort_keys=True)
@@ -57,7 +58,8 @@ class Series:
 
 
 class RunTrace:
-    """Joint positions/velocities, bus attitude, momentum, goals and diagnostic levels over time."""
+    """Joint positions/velocities, bus attitude, momentum, goals and diagnostic levels over time; for a comparison
+    (comparison.py) also every joint position of joint_states and the bus pose; flexible_modes when published."""
 
     def __init__(self, roles: TopicRoles, arm_joints: tuple[str, ...], wheel_joints: tuple[str, ...]):
         self.roles = roles
@@ -72,6 +74,11 @@ class RunTrace:
         self.setpoint: np.ndarray | None = None
         self.diagnostic_levels: dict[str, Series] = {}
         self.diagnostic_counts: dict[str, dict[int, int]] = {}
+        self.joint_names: tuple = ()                 # of joint_positions: every joint in joint_states
+        self.joint_positions = Series()
+        self.bus_pose = Series()                     # [x, y, z, qx, qy, qz, qw], base_link in the world frame
+        self.flexible_names: tuple = ()
+        self.flexible_positions = Series()           # flexible_modes positions (m, rad) in flexible_names order
         self._rows_for: tuple | None = None
         self._rows: tuple = (None, None)
 
@@ -83,13 +90,25 @@ class RunTrace:
         t = time_ns * 1e-9
         roles = self.roles
         if topic == roles.joint_states:
-            arm_rows, wheel_rows = self._joint_rows(tuple(msg.name))
+            names = tuple(msg.name)
+            arm_rows, wheel_rows = self._joint_rows(names)
+            position = np.asarray(msg.position, float)
             if arm_rows is not None:
-                self.arm_positions.add(t, np.asarray(msg.position, float)[arm_rows])
+                self.arm_positions.add(t, position[arm_rows])
             if wheel_rows is not None:
                 self.wheel_speeds.add(t, np.asarray(msg.velocity, float)[wheel_rows])
+            if names != self.joint_names:
+                self.joint_names, self.joint_positions = names, Series()     # a new name list starts anew
+            self.joint_positions.add(t, position)
         elif topic == roles.bus_odometry:
-            self.bus_orientation.add(t, cv.xyzw_of(msg.pose.pose.orientation))
+            pose = msg.pose.pose
+            self.bus_orientation.add(t, cv.xyzw_of(pose.orientation))
+            self.bus_pose.add(t, np.concatenate((cv.xyz_of(pose.position), cv.xyzw_of(pose.orientation))))
+        elif topic == roles.flexible_modes:
+            names = tuple(msg.name)
+            if names != self.flexible_names:
+                self.flexible_names, self.flexible_positions = names, Series()
+            self.flexible_positions.add(t, np.asarray(msg.position, float))
         elif topic == roles.momentum_linear:
             self.momentum_linear.add(t, cv.xyz_of(msg.vector))
         elif topic == roles.momentum_angular:
@@ -131,6 +150,24 @@ class RunTrace:
             return t, np.zeros(0)
         reference = self.setpoint if self.setpoint is not None else quats[0]
         return t, rotation_angle(reference, quats)
+
+    def tip_deflections(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Per flexible link, (t, |(w_y(L), w_z(L))|) in m: the sum of its bending modes' coordinates in each
+        direction (the shapes are 1 at the tip, docs/flexibility.md eq. 2)."""
+        t, positions = self.flexible_positions.arrays()
+        out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        if not len(t):
+            return out
+        links: dict[str, dict[str, list[int]]] = {}
+        for column, name in enumerate(self.flexible_names):
+            link, _, coordinate = name.rpartition("/")
+            direction = coordinate.rsplit("_", 1)[0]
+            if direction in ("bending_y", "bending_z"):
+                links.setdefault(link, {}).setdefault(direction, []).append(column)
+        for link, directions in links.items():
+            sums = [positions[:, columns].sum(axis=1) for columns in directions.values()]
+            out[link] = (t, np.sqrt(sum(x * x for x in sums)))
+        return out
 
     def momentum_drift(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """|p(t) - p(0)| (kg m/s) and |L(t) - L(0)| (kg m^2/s)."""

@@ -1,9 +1,13 @@
 """A scenario run in the standalone runtime: the node cores wired in one lockstep graph, recorded to a bag.
 
 Nodes (in graph order): dynamics, robot_state_publisher (URDF, tf_static, joint tf), scenario_player
-(goals), controller, holonomy monitor (unless the scenario says `monitor: null`). Physics steps at
-simulation.dt; every other rate comes from config/nodes.yaml and config/controller.yaml and must be a whole
-number of physics steps.
+(goals, and the torque profile of an open-loop scenario), controller (unless `controller: null`), holonomy
+monitor (unless `monitor: null`). Physics steps at simulation.dt; every other rate comes from config/nodes.yaml
+and config/controller.yaml and must be a whole number of physics steps.
+
+A scenario with a `comparison:` runs twice in one call: first its comparison run (the same scenario with the
+comparison's overrides, no outputs of its own), then the run itself, recorded; the summary and plots add their
+differences (comparison.py), e.g. seed 000's flexible arm against the rigid one under the same torques.
 
 Everything that can be checked before running is checked when a SimulationRun is built, before any output
 exists: the model, every timer's period against dt, the scenario's trajectory goal (by the controller's own
@@ -31,11 +35,12 @@ from space_robot_nodes.dynamics_core import DynamicsCore
 from space_robot_nodes.lockstep_graph import Graph
 from space_robot_nodes.message_types import RosbagsMessageTypes
 from space_robot_nodes.monitor_core import build_monitor
-from space_robot_nodes.scenario import Scenario
+from space_robot_nodes.scenario import Scenario, comparison_scenario
 from space_robot_nodes.scenario_player_core import ScenarioPlayerCore, trajectory_message
 from space_robot_nodes.visualization_core import build_visualization
 
 from .bag_recorder import BagRecorder
+from .comparison import ComparisonResult, compare
 from .interruption import Interruption
 from .output_directory import OutputDirectory
 from .progress_bar import ProgressBar
@@ -90,9 +95,12 @@ class SimulationRun:
             self.types, self.system, nodes.dynamics.joint_states, nodes.dynamics.tf, TF_STATIC,
             nodes.dynamics.tf_rate))
         self.player = self.graph.add(ScenarioPlayerCore(self.types, scenario.trajectory_goal, scenario.attitude_goal,
-                                                        nodes.controller, scenario.simulation.dt))
-        self.servicer_controller = ServicerController(self.system, scenario.controller)
-        self.controller = self.graph.add(ControllerCore(self.types, self.servicer_controller, nodes.controller))
+                                                        nodes.controller, scenario.simulation.dt,
+                                                        scenario.torque_profile, self.system.arm_joints))
+        self.servicer_controller = self.controller = None
+        if scenario.controller is not None:
+            self.servicer_controller = ServicerController(self.system, scenario.controller)
+            self.controller = self.graph.add(ControllerCore(self.types, self.servicer_controller, nodes.controller))
         self.monitor = None if scenario.monitor_data is None else \
             self.graph.add(build_monitor(self.types, self.system, scenario))
         self.visualization = self.graph.add(build_visualization(self.types, self.system, scenario)) \
@@ -100,13 +108,23 @@ class SimulationRun:
         bus = scenario.evaluation.bus_subtree if scenario.evaluation is not None else self.system.subtrees[0].name
         if bus not in nodes.dynamics.odometry and self.system.subtree(bus).root_joint_id != 0:
             raise ConfigError("evaluation.bus_subtree", f"no odometry topic for subtree {bus!r}", scenario.source)
+        self.bus_subtree = bus
         self.roles = TopicRoles(
             joint_states=nodes.dynamics.joint_states, bus_odometry=nodes.dynamics.odometry.get(bus, ""),
             momentum_linear=nodes.dynamics.momentum_linear, momentum_angular=nodes.dynamics.momentum_angular,
             trajectory=nodes.controller.trajectory, attitude_setpoint=nodes.controller.attitude_setpoint,
-            diagnostics=nodes.dynamics.diagnostics)
+            diagnostics=nodes.dynamics.diagnostics, flexible_modes=nodes.dynamics.flexible_modes)
         self.graph.check(self.setting_sources())
         self.goal_end_time = self._check_trajectory_goal()
+        # the comparison run, built (and so checked) now; run first by run()
+        self.reference = SimulationRun(comparison_scenario(scenario)) if scenario.comparison is not None else None
+        self.comparison: ComparisonResult | None = None
+        if self.reference is not None:
+            frame = scenario.comparison.end_effector_frame
+            for system in (self.system, self.reference.system):
+                if not system.model.existFrame(frame):
+                    raise ConfigError("comparison.end_effector_frame", f"no frame {frame!r} in model "
+                                      f"{system.config.name!r}", scenario.source)
 
     def setting_sources(self) -> dict:
         """File role -> the file a setting of that role comes from (for error messages)."""
@@ -120,6 +138,9 @@ class SimulationRun:
         goal = self.scenario.trajectory_goal
         if goal is None:
             return None
+        if self.servicer_controller is None:
+            raise ConfigError("goals.trajectory", "this scenario has no controller (controller: null) to follow it; "
+                              "remove the goal or name a controller", self.scenario.source)
         msg = trajectory_message(self.types, goal)          # as the scenario player sends it
         names, points, start = cv.read_joint_trajectory(msg)
         try:
@@ -158,20 +179,27 @@ class SimulationRun:
         if output is None and out_dir is not None:
             output = OutputDirectory(out_dir, overwrite)
         if stop is not None:
-            return self._run(ticks, duration, output, plots, progress, stop)
+            return self._run_with_comparison(ticks, duration, output, plots, progress, stop)
         with Interruption() as own:
-            result = self._run(ticks, duration, output, plots, progress, own)
+            result = self._run_with_comparison(ticks, duration, output, plots, progress, own)
         if own.name == "SIGINT":
             raise RunInterrupted(result)
         if own.requested:
             raise SystemExit(own.exit_status)
         return result
 
+    def _run_with_comparison(self, ticks: int, duration: float, output: OutputDirectory | None, plots: bool,
+                             progress: bool | None, stop: Interruption) -> RunResult:
+        """The comparison run first (in memory), then this one; the comparison is computed while summarizing."""
+        if self.reference is not None:
+            self.reference_result = self.reference._run(ticks, duration, None, False, progress, stop)
+        return self._run(ticks, duration, output, plots, progress, stop)
+
     def _run(self, ticks: int, duration: float, output: OutputDirectory | None, plots: bool,
              progress: bool | None, stop: Interruption) -> RunResult:
         staging = None if output is None else output.staging
         bag_path = None if staging is None else staging / BAG_DIRECTORY
-        trace = RunTrace(self.roles, self.system.arm_joints, self.system.wheel_joints)
+        trace = self.trace = RunTrace(self.roles, self.system.arm_joints, self.system.wheel_joints)
         try:
             recorder = BagRecorder(bag_path, self.types.typestore, self.graph.topics(), self.scenario.recording.rate,
                                    listeners=(trace,))
@@ -182,7 +210,7 @@ class SimulationRun:
         recorder.set_custom_data(ROLES_KEY, self.roles.to_json())
         recorder.set_custom_data(INFO_KEY, json.dumps(self.run_info(), sort_keys=True))
         self.graph.tap(recorder)
-        status = RunStatus(requested_duration=duration)
+        status = self.status = RunStatus(requested_duration=duration)
         bar = ProgressBar(duration, progress)
         check_every = max(1, round(_CHECK_PERIOD / self.graph.tick))
         chunk = max(1, min(check_every, ticks // _PROGRESS_UPDATES))
@@ -228,6 +256,16 @@ class SimulationRun:
         try:
             summary = summarize(self.scenario, self.system, trace, state.q, state.v, self.q0, status,
                                 self.goal_end_time)
+            if self.reference is not None:
+                self.comparison = compare(self.scenario.comparison.name, self.scenario.comparison.description,
+                                          self.scenario.comparison.end_effector_frame, self.bus_subtree,
+                                          (self.system, trace), (self.reference.system, self.reference.trace))
+                summary.update(self.comparison.summary())
+                summary["comparison"]["complete"] = self.reference.status.complete
+                reference = self.reference_result.summary     # its own figures, next to this run's
+                summary["comparison"]["run"] = {key: reference.get(key) for key in (
+                    "max_tip_deflection_m", "flexible", "final_goal_error_rad", "max_attitude_error_rad")
+                    if key in reference}
         except Exception as exc:  # noqa: BLE001 - a bug: still write what can be written, and say so
             status.fail("while summarizing", exc)
             summary = {"scenario": self.scenario.name, **status.to_dict()}
@@ -249,7 +287,7 @@ class SimulationRun:
                 info = self.run_info()
                 paths = plot_run(trace, staging, self.scenario.name, attitude_limit=info["attitude_limit"],
                                  wheel_max_speed=info["wheel_max_speed"],
-                                 momentum_conserved=info["momentum_conserved"])
+                                 momentum_conserved=info["momentum_conserved"], comparison=self.comparison)
                 result.plots = [p.name for p in paths]
             except Exception as exc:  # noqa: BLE001 - the bag and summary stand without plots: keep them
                 status.fail("while plotting", exc)

@@ -45,7 +45,9 @@ def test_every_display_has_its_topic_type_durability_and_frames(scenario_name):
     run = SimulationRun(scenario)
     published = []
     run.graph.tap(lambda topic, msg, _t, _p: published.append((topic, msg)))
-    run.run(duration=1.0, plots=False, progress=False)
+    goal = scenario.trajectory_goal            # past the goal's arrival: the planned path is out
+    run.run(duration=min(scenario.duration, max(1.0, goal.publish_at + 0.2 if goal else 0.0)), plots=False,
+            progress=False)
     topics = run.graph.topics()
     frames = frames_published(published)
     assert manager["Global Options"]["Fixed Frame"] in frames

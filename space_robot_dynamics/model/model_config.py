@@ -5,12 +5,13 @@ the servicer and the target are two free-floating subtrees of one model so a loo
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from ..config_reader import ConfigReader, load_config_file
+from .flexibility_config import read_elastic_joints, read_flexible_links
 
 BASE_JOINT_TYPES = ("free_flyer", "spherical", "planar", "fixed")
 
@@ -48,6 +49,8 @@ class ModelConfig:
 
     gravity: world frame, m/s^2. arm_joints / wheel_joints: the order of the command vectors.
     wheel_max_torque (N m) and wheel_max_speed (rad/s, relative to the bus) apply to every wheel.
+    flexible_links / elastic_joints: FlexibleLinkConfig / ElasticJointConfig (flexibility_config.py,
+    docs/flexibility.md); empty for a rigid model.
     """
 
     name: str
@@ -58,6 +61,16 @@ class ModelConfig:
     wheel_max_torque: float = float("inf")
     wheel_max_speed: float = float("inf")
     source: str | None = None
+    flexible_links: tuple = ()
+    elastic_joints: tuple = ()
+
+    @property
+    def flexible(self) -> bool:
+        return bool(self.flexible_links or self.elastic_joints)
+
+    def rigid(self) -> ModelConfig:
+        """The same model with every link rigid and every joint stiff (its flexibility removed)."""
+        return replace(self, flexible_links=(), elastic_joints=())
 
 
 def read_model_config(reader: ConfigReader) -> ModelConfig:
@@ -105,6 +118,8 @@ def read_model_config(reader: ConfigReader) -> ModelConfig:
         wheel_max_speed=wheels.number("max_speed", float("inf"), exclusive_minimum=0.0)
         if wheels.has("max_speed") else float("inf"),
         source=reader.source,
+        flexible_links=read_flexible_links(reader),
+        elastic_joints=read_elastic_joints(reader),
     )
     wheels.reject_unknown()
     reader.reject_unknown()

@@ -22,7 +22,8 @@ from ..config_reader import ConfigReader
 from ..errors import CommandError, ConfigError
 from ..package_share import find_in_share
 from ..pinocchio_compat import append_model_at_frame, append_model_at_universe, build_model_from_urdf_string
-from . import urdf_source
+from . import flexible_urdf, urdf_source
+from .flexibility import Flexibility
 from .model_config import ModelConfig, SubtreeConfig, load_model_config, mount_rotation, read_model_config
 
 _ROOT_JOINTS = {
@@ -71,12 +72,18 @@ class SystemModel:
     def __init__(self, config: ModelConfig):
         self.config = config
         model = pin.Model()
-        subtrees = []
+        subtrees, flexible_links, elastic_joints = [], [], []
         for sub in config.subtrees:
-            model, subtree = _append_subtree(model, sub)
+            model, subtree, expanded = _append_subtree(model, sub, config)
             subtrees.append(subtree)
+            flexible_links += expanded.flexible_links
+            elastic_joints += expanded.elastic_joints
+        _check_all_found(config, flexible_links, elastic_joints)
         model.gravity = pin.Motion(np.asarray(config.gravity, float), np.zeros(3))
         self.model = model
+        # Flexible links and elastic joints (docs/flexibility.md): None for a rigid model.
+        self.flexibility = Flexibility(model, tuple(flexible_links), tuple(elastic_joints)) if config.flexible \
+            else None
         # Frame ids are only final once every subtree is appended: resolve them now.
         self.subtrees = tuple(
             Subtree(s.config, s.root_joint_id, _frame_id(model, s.config.frame_prefix + s.config.base_link,
@@ -182,7 +189,18 @@ class SystemModel:
             q[s.start] = angle
 
     def neutral(self) -> np.ndarray:
-        return pin.neutral(self.model)
+        """Pinocchio's neutral configuration; with elastic joints, their springs relaxed (rotor angles at
+        theta_m = q - lambda_0, docs/flexibility.md eq. 12)."""
+        q = pin.neutral(self.model)
+        if self.flexibility is not None:
+            self.flexibility.relax(q)
+        return q
+
+    @property
+    def coordinates(self):
+        """The CoordinateMap v = T v_r of a model with flexible links (docs/flexibility.md eq. 15), None
+        otherwise."""
+        return None if self.flexibility is None else self.flexibility.coordinates
 
 
 def _frame_id(model: pin.Model, name: str, field: str, source: str | None) -> int:
@@ -191,11 +209,15 @@ def _frame_id(model: pin.Model, name: str, field: str, source: str | None) -> in
     return model.getFrameId(name)
 
 
-def _append_subtree(model: pin.Model, sub: SubtreeConfig) -> tuple[pin.Model, Subtree]:
-    """Load one URDF with its base joint and append it to `model` at its mount (world frame)."""
+def _append_subtree(model: pin.Model, sub: SubtreeConfig, config: ModelConfig
+                    ) -> tuple[pin.Model, Subtree, flexible_urdf.ExpandedUrdf]:
+    """Load one URDF with its base joint (expanded with the flexible links and elastic joints it holds,
+    flexible_urdf.py) and append it to `model` at its mount (world frame)."""
     field = f"subtrees[{sub.name}]"
     urdf_xml = urdf_source.prefix_names(urdf_source.expand(sub.urdf, sub.xacro_args), sub.frame_prefix)
     root = urdf_source.validate(urdf_xml, str(sub.urdf))
+    expanded = _expanded(urdf_xml, root, config)
+    urdf_xml = expanded.xml
     link_names = [link.get("name") for link in root.findall("link")]
     if sub.frame_prefix + sub.base_link not in link_names:
         raise ConfigError(f"{field}.base_link", f"no link {sub.frame_prefix + sub.base_link!r} in {sub.urdf}")
@@ -224,7 +246,70 @@ def _append_subtree(model: pin.Model, sub: SubtreeConfig) -> tuple[pin.Model, Su
     else:
         model = append_model_at_universe(model, part, mount)
     root_id = 0 if root_joint is None else model.getJointId(sub.root_joint_name)
-    return model, Subtree(sub, root_id, 0, tuple(part.names[1:]), tuple(f.name for f in part.frames[1:]))
+    if sub.base_joint == "planar":
+        _check_planar(part, expanded, config.source)
+    return (model, Subtree(sub, root_id, 0, tuple(part.names[1:]), tuple(f.name for f in part.frames[1:])),
+            expanded)
+
+
+def _expanded(urdf_xml: str, root, config: ModelConfig, dynamics: bool = True) -> flexible_urdf.ExpandedUrdf:
+    """The subtree's URDF with the flexible links and elastic joints of `config` that it holds."""
+    links = {link.get("name") for link in root.findall("link")}
+    joints = {joint.get("name") for joint in root.findall("joint")}
+    flexible = [f for f in config.flexible_links if f.link in links]
+    elastic = [e for e in config.elastic_joints if e.joint in joints]
+    if not flexible and not elastic:
+        return flexible_urdf.ExpandedUrdf(urdf_xml, (), ())
+    return flexible_urdf.expand(urdf_xml, flexible, elastic, config.source, dynamics)
+
+
+def description_urdf(urdf_xml: str, config: ModelConfig, frame_prefix: str = "") -> str:
+    """The robot description of one subtree for robot_state_publisher, from its unprefixed URDF (names without
+    `frame_prefix`, which robot_state_publisher adds to the TF frames): with the tip chains of its flexible links,
+    so the links beyond them follow the deformation from joint_states (docs/flexibility.md sec. 7); the URDF
+    itself when it has no flexible link."""
+    import dataclasses
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(urdf_xml)
+    links = {link.get("name") for link in root.findall("link")}
+    def unprefixed(name):
+        return name[len(frame_prefix):] if name and name.startswith(frame_prefix) else name
+
+    flexible = [dataclasses.replace(f, link=unprefixed(f.link), tip=unprefixed(f.tip))
+                for f in config.flexible_links if f.link.startswith(frame_prefix) and unprefixed(f.link) in links]
+    if not flexible:
+        return urdf_xml
+    return flexible_urdf.expand(urdf_xml, flexible, [], config.source, dynamics=False).xml
+
+
+def _check_all_found(config: ModelConfig, links: list, joints: list) -> None:
+    found_links, found_joints = {f.name for f in links}, {e.name for e in joints}
+    for f in config.flexible_links:
+        if f.link not in found_links:
+            raise ConfigError(f"{f.field}.link", f"no link {f.link!r} in the model (names carry their subtree's "
+                                                 "frame_prefix)", config.source)
+    for e in config.elastic_joints:
+        if e.joint not in found_joints:
+            raise ConfigError(f"{e.field}.joint", f"no joint {e.joint!r} in the model (names carry their subtree's "
+                                                  "frame_prefix)", config.source)
+
+
+def _check_planar(part: pin.Model, expanded: flexible_urdf.ExpandedUrdf, source: str | None) -> None:
+    """A planar model bends in its plane only: no out-of-plane bending or torsion, and e_x, e_y of each beam in
+    the plane (normal: the planar base's z axis) at the neutral configuration."""
+    data = part.createData()
+    pin.framesForwardKinematics(part, data, pin.neutral(part))
+    normal = data.oMi[1].rotation[:, 2]
+    for link in expanded.flexible_links:
+        for direction in ("bending_z", "torsion"):
+            if direction in link.families:
+                raise ConfigError(f"{link.field}.{direction}", "this subtree has a planar base: in-plane bending "
+                                  "(bending_y) only", source)
+        rotation = data.oMf[part.getFrameId(link.name)].rotation @ link.rotation
+        if max(abs(rotation[:, 0] @ normal), abs(rotation[:, 1] @ normal)) > 1e-9:
+            raise ConfigError(f"{link.field}.bending_y_axis", "this subtree has a planar base: the beam and its "
+                              "bending direction must lie in the plane of motion", source)
 
 
 def build_model(source: str | Path | dict | ModelConfig) -> SystemModel:

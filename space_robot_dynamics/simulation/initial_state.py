@@ -9,6 +9,11 @@ initial_state:
     angular_velocity: [wx, wy, wz]  # rad/s, base-link frame
   joint_positions: {name: rad}
   joint_velocities: {name: rad/s}
+  modal_coordinates: {<link>/bending_y_1: m}      # flexible links (docs/flexibility.md eq. 2); default 0
+  elastic_joint_deflections: {name: rad}          # lambda = q - theta_m (eq. 12); default the spring's offset
+
+Elastic joints: joint_positions and joint_velocities give the link-side angle q and rate; the motor follows at
+theta_m = q - lambda with the rate of q (Flexibility.relax). Modal coordinates start at rest.
 
 The pose is always the base link's in the world frame, also when the model config gives the subtree a
 `mount`: Pinocchio's base-joint configuration is relative to the mount, so the joint entries are
@@ -101,12 +106,41 @@ def read_initial_state(reader: ConfigReader, system: SystemModel) -> tuple[np.nd
                 setter(target, name, value)
             else:
                 target[system.v_index(name)] = value
+    flexibility = system.flexibility
+    if flexibility is not None:
+        _flexible_state(reader, system, q, v)
     known = {s.name for s in system.subtrees} | {"joint_positions", "joint_velocities"}
+    if flexibility is not None:
+        known |= {"modal_coordinates", "elastic_joint_deflections"}
     for key in reader.data:
         if key not in known:
-            raise reader.error(key, "unknown key (expected a subtree name or joint_positions/joint_velocities)")
+            raise reader.error(key, "unknown key (expected a subtree name, joint_positions, joint_velocities"
+                                    + (", modal_coordinates or elastic_joint_deflections)" if flexibility is not None
+                                       else ")"))
         reader.raw(key)
     return q, v
+
+
+def _flexible_state(reader: ConfigReader, system: SystemModel, q: np.ndarray, v: np.ndarray) -> None:
+    """Modal coordinates and elastic-joint deflections by name; rotors and tip chains completed (relax)."""
+    flexibility = system.flexibility
+    generated = flexibility.generated_joints
+    for key in ("joint_positions", "joint_velocities"):
+        for name in reader.number_map(key, {}):
+            if name in generated:
+                raise reader.error(f"{key}.{name}", "a joint of the flexible model's own; set modal_coordinates and "
+                                                    "elastic_joint_deflections instead")
+    modal = {m.name: m for m in flexibility.modal}
+    for name, value in reader.number_map("modal_coordinates", {}).items():
+        if name not in modal:
+            raise reader.error(f"modal_coordinates.{name}", f"unknown modal coordinate (have {sorted(modal)})")
+        q[modal[name].q] = modal[name].scale * value
+    deflections = reader.number_map("elastic_joint_deflections", {})
+    for name in deflections:
+        if flexibility.elastic(name) is None:
+            raise reader.error(f"elastic_joint_deflections.{name}", "not an elastic joint (have "
+                               f"{[j.joint.name for j in flexibility.joints]})")
+    flexibility.relax(q, v, deflections)
 
 
 def initial_state_from(system: SystemModel, mapping: dict) -> tuple[np.ndarray, np.ndarray]:

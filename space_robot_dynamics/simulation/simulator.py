@@ -14,6 +14,15 @@ be checked:
 - `external_work` (J): the work of the external wrenches, whose generalized force varies with q within a
   step; an auxiliary state integrated with the same scheme, present from the first set_external_wrench on.
 Without dissipation and external wrenches the step integrates (q, v) alone (the benchmarked default path).
+
+Flexible links and elastic joints (docs/flexibility.md): the model is the expanded one (SystemModel.flexibility);
+their elastic and damping generalized forces (eqs. 10, 12, elastic_forces.py) join the command at every
+right-hand side, an arm command on an elastic joint acts on its rotor (tau_m / N), the dampers' energy is part of
+`dissipated_energy` and the springs' potential energy is Observation.elastic_energy, so that
+T + V - (T0 + V0) = actuator_work + external_work - dissipated_energy. With flexible links the tip-chain
+coordinates depend on the modal ones (eq. 14): the forward dynamics is then the reduced one of eq. 16
+(reduced_dynamics.py) instead of aba, and the dependent entries are re-projected after each step. At start-up
+flexible_stability.py checks that dt resolves the stiffest mode.
 """
 from __future__ import annotations
 
@@ -27,10 +36,13 @@ from ..config_reader import ConfigReader
 from ..errors import SimulationDivergedError
 from ..index_views import contiguous_index
 from ..model.system_model import SystemModel
+from .elastic_forces import ElasticForces
 from .external_wrenches import ExternalWrench, ExternalWrenches
+from .flexible_stability import check_flexible_stability
 from .integrators import INTEGRATORS
 from .joint_dissipation import JointDissipation, check_explicit_stability
 from .reaction_wheels import cut_speeding_wheels
+from .reduced_dynamics import ReducedForwardDynamics
 from .state import AuxLayout, SimState
 from .system_momentum import MomentumState, momentum_about_point, momentum_state
 
@@ -69,6 +81,17 @@ class BaseState:
 
 
 @dataclass(frozen=True)
+class FlexibleState:
+    """The `flexible_modes` readout (Flexibility.readout, docs/flexibility.md sec. 7): per name, position, velocity
+    and effort (modal coordinates: m or rad, m/s or rad/s, N or N m; motor and deflection: rad, rad/s, N m)."""
+
+    names: tuple
+    position: np.ndarray
+    velocity: np.ndarray
+    effort: np.ndarray
+
+
+@dataclass(frozen=True)
 class Observation:
     t: float
     q: np.ndarray
@@ -79,8 +102,10 @@ class Observation:
     wheel_torque: np.ndarray    # N m applied after limits, wheel_joints order
     saturated: np.ndarray       # bool, arm joints then wheels: command altered by a limit
     actuator_work: float        # J
-    dissipated_energy: float    # J
+    dissipated_energy: float    # J (joint damping and friction, modal and elastic-joint dampers)
     external_work: float = 0.0  # J, of the external wrenches
+    elastic_energy: float = 0.0     # J, potential energy of the modal and joint springs (flexibility.md eqs. 10, 12)
+    flexible: FlexibleState | None = None     # None for a rigid model
 
 
 class Simulator:
@@ -95,8 +120,13 @@ class Simulator:
         self._obs_data = self.model.createData()    # observations never disturb the integrator's data
         self.integrator = INTEGRATORS[settings.integrator](self.model)
         self.dissipation = self._make_dissipation()
+        self.flexibility = system.flexibility
+        self.elastic = None if self.flexibility is None else ElasticForces(self.flexibility)
+        coordinates = system.coordinates
+        self._reduced = None if coordinates is None or coordinates.trivial else \
+            ReducedForwardDynamics(self.model, coordinates)
         self.layout = AuxLayout()
-        if self.dissipation is not None:
+        if self.dissipation is not None or (self.elastic is not None and self.elastic.damped):
             self.layout.add("dissipated_energy", 1)
         self._wrenches = ExternalWrenches(self.model)     # set and cleared through the methods below only
         self._dt = settings.dt
@@ -104,7 +134,15 @@ class Simulator:
         # Actuator commands travel as one vector: arm joints then wheels.
         self._n_arm = len(system.arm_joints)
         self._n_actuated = self._n_arm + len(system.wheel_joints)
-        self._actuated_v = contiguous_index(np.concatenate((system.arm_v, system.wheel_v)))
+        arm_v, self._actuation_gain = system.arm_v, None
+        if self.flexibility is not None:      # an elastic joint's command drives its rotor: tau_phi = tau_m / N
+            where = [self.flexibility.actuation(n, int(v)) for n, v in zip(system.arm_joints, system.arm_v)]
+            arm_v = np.array([w[0] for w in where], dtype=int)
+            gains = np.concatenate(([w[1] for w in where], np.ones(len(system.wheel_v))))
+            self._actuation_gain = gains if np.any(gains != 1.0) else None
+            arm_rows = {n: k for k, n in enumerate(system.arm_joints)}
+            self._motor_rows = [arm_rows.get(j.joint.name) for j in self.flexibility.joints]
+        self._actuated_v = contiguous_index(np.concatenate((arm_v, system.wheel_v)))
         self._wheel_v = contiguous_index(system.wheel_v)
         self._lower = -np.concatenate((system.arm_effort_limit, system.wheel_max_torque))
         self._upper = -self._lower
@@ -117,7 +155,9 @@ class Simulator:
         self.state = SimState(0.0, system.neutral(), np.zeros(self.model.nv), np.zeros(self.layout.size),
                               self.layout)
         self.reset(q0, v0)
-        if self.dissipation is not None:
+        if self.flexibility is not None:      # the expanded model's check, with the joint dissipation in it
+            check_flexible_stability(system, self.state.q, settings.dt, settings.integrator, self.dissipation)
+        elif self.dissipation is not None:
             check_explicit_stability(self.model, self.state.q, self.dissipation, settings.dt, settings.integrator,
                                      list(system.arm_joints))
 
@@ -134,9 +174,11 @@ class Simulator:
     def reset(self, q: np.ndarray | None = None, v: np.ndarray | None = None, t: float = 0.0) -> None:
         q = self.system.neutral() if q is None else checked_vector(q, self.model.nq, "q")
         v = np.zeros(self.model.nv) if v is None else checked_vector(v, self.model.nv, "v")
-        q = pin.normalize(self.model, q.copy())
+        q, v = pin.normalize(self.model, q.copy()), v.copy()
+        if self._reduced is not None:         # the tip chains follow the modal coordinates (eq. 14)
+            self.system.coordinates.project(q, v)
         self._actuator_work = 0.0
-        self.state = SimState(float(t), q, v.copy(), np.zeros(self.layout.size), self.layout)
+        self.state = SimState(float(t), q, v, np.zeros(self.layout.size), self.layout)
 
     # ---- external wrenches --------------------------------------------------------------------
     def set_external_wrench(self, frame: str, force=None, torque=None, expressed_in: str = "world", point=None,
@@ -172,7 +214,10 @@ class Simulator:
         """The right-hand side for the auxiliary states present: plain aba when there are none."""
         layout, nv = self.layout, self.model.nv
         self._aux_free = layout.size == 0
-        self._rhs = self._aba if self._aux_free else self._aba_aux
+        if self.flexibility is not None:
+            self._rhs = self._flexible_rhs
+        else:
+            self._rhs = self._aba if self._aux_free else self._aba_aux
         # positions in ydot = [vdot, zdot] of the two rates _aba_aux writes
         self._dissipated_rate = nv + layout["dissipated_energy"].start if "dissipated_energy" in layout else None
         self._external_rate = nv + layout["external_work"].start if "external_work" in layout else None
@@ -187,7 +232,8 @@ class Simulator:
         command = self._checked_command(arm_torque, wheel_torque)
         applied = np.minimum(np.maximum(command, self._lower), self._upper)
         cut_speeding_wheels(applied[self._n_arm:], self.state.v[self._wheel_v].tolist(), self._wheel_max_speed)
-        self._tau_cmd[self._actuated_v] = applied     # other entries stay zero (set in __init__)
+        # other entries stay zero (set in __init__)
+        self._tau_cmd[self._actuated_v] = applied if self._actuation_gain is None else applied * self._actuation_gain
         self._applied, self._command = applied, command   # saturation flags are worked out in observe()
 
     def _checked_command(self, arm_torque, wheel_torque) -> np.ndarray:
@@ -216,6 +262,8 @@ class Simulator:
         else:
             q, y, dq = self.integrator.step(self._rhs, s.q, np.concatenate((s.v, s.z)), self._dt)
             v, z = y[:self.model.nv], y[self.model.nv:]
+        if self._reduced is not None:         # against round-off: the tip chains exactly on eq. 14
+            self.system.coordinates.project(q, v)
         # Never pass a NaN on: keep the last finite state and say why the step failed.
         if not (all_finite(y) and all_finite(q)):
             raise SimulationDivergedError(s.t, np.flatnonzero(~np.isfinite(v)).tolist(),
@@ -252,6 +300,37 @@ class Simulator:
                 ydot[self._external_rate] = 0.0
         return ydot
 
+    def _flexible_rhs(self, q: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """ydot at (q, y = [v, z]) for an expanded model: the latched command plus the elastic and damping forces
+        (eqs. 10, 12) and the joint dissipation (if on), the external wrenches (if any); aba, or the reduced
+        dynamics of eq. 16 with flexible links; zdot the dissipated and the external power."""
+        nv = self.model.nv
+        v = y[:nv]
+        tau = self._tau_cmd.copy()
+        power = self.elastic.add_to(tau, q, v)
+        if self.dissipation is not None:
+            idx = self.dissipation.v_indices
+            tau_d = self.dissipation.torque(v)
+            tau[idx] += tau_d
+            power -= tau_d @ v[idx]
+        wrenches = self._wrenches
+        fext = wrenches.joint_forces(q) if len(wrenches) else None
+        if self._reduced is not None:
+            acceleration = self._reduced(self.data, q, v, tau, fext)
+        elif fext is None:
+            acceleration = pin.aba(self.model, self.data, q, v, tau)
+        else:
+            acceleration = pin.aba(self.model, self.data, q, v, tau, fext)
+        if len(y) == nv:
+            return acceleration
+        ydot = np.empty(len(y))
+        ydot[:nv] = acceleration
+        if self._dissipated_rate is not None:
+            ydot[self._dissipated_rate] = power
+        if self._external_rate is not None:       # the forward pass left the joint velocities at (q, v) in data
+            ydot[self._external_rate] = wrenches.power(self.data) if fext is not None else 0.0
+        return ydot
+
     # ---- outputs ----------------------------------------------------------------------------
     @property
     def applied_torques(self) -> tuple[np.ndarray, np.ndarray]:
@@ -276,9 +355,19 @@ class Simulator:
             arm_torque=self._applied[:self._n_arm].copy(), wheel_torque=self._applied[self._n_arm:].copy(),
             saturated=self._applied != self._command,
             actuator_work=self._actuator_work,
-            dissipated_energy=float(s.aux("dissipated_energy")[0]) if self.dissipation is not None else 0.0,
+            dissipated_energy=float(s.aux("dissipated_energy")[0]) if self._dissipated_rate is not None else 0.0,
             external_work=float(s.aux("external_work")[0]) if self._external_rate is not None else 0.0,
+            elastic_energy=0.0 if self.flexibility is None else self.flexibility.potential_energy(s.q),
+            flexible=None if self.flexibility is None else self.flexible_state(),
         )
+
+    def flexible_state(self) -> FlexibleState:
+        """The `flexible_modes` readout at the current state (motor efforts: the torques applied over the last
+        step); Flexibility.readout."""
+        s, flexibility = self.state, self.flexibility
+        arm = self._applied[:self._n_arm]
+        motor = np.array([0.0 if row is None else arm[row] for row in self._motor_rows])
+        return FlexibleState(flexibility.names, *flexibility.readout(s.q, s.v, motor))
 
     def momentum_about(self, point) -> tuple[np.ndarray, np.ndarray]:
         """(p, L_P) of the whole system at the current state: total linear momentum (kg m/s) and angular momentum

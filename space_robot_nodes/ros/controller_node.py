@@ -13,6 +13,7 @@ import sys
 
 def build(node, types):
     from space_robot_control.servicer_controller import ServicerController
+    from space_robot_dynamics.errors import ConfigError
     from space_robot_dynamics.model.system_model import SystemModel
     from space_robot_nodes.controller_core import ControllerCore
     from space_robot_nodes.message_types import RosMessageTypes
@@ -21,6 +22,9 @@ def build(node, types):
     from .trajectory_action_server import serve_trajectory_action
 
     scenario = scenario_from_parameters(node)
+    if scenario.controller is None:
+        raise ConfigError("controller", "the scenario has no controller (controller: null); its arm is driven by "
+                                        "the scenario player's torque profile", scenario.source)
     controller = ServicerController(SystemModel(scenario.model), scenario.controller)
     core = ControllerCore(types, controller, scenario.nodes.controller)
     # the action server works on rclpy's message classes (the core's topics go through the typestore)

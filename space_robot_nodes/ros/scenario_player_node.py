@@ -1,5 +1,6 @@
 """`ros2 run space_robot scenario_player`: publishes a scenario's goals (trajectory, attitude setpoint) at their
-simulated times, as the standalone runtime does (space_robot_nodes.scenario_player_core).
+simulated times, and its open-loop torque profile if it has one, as the standalone runtime does
+(space_robot_nodes.scenario_player_core).
 
 Parameters: scenario, overrides (node_host). Run it with use_sim_time:=true.
 """
@@ -17,7 +18,7 @@ def build(node, types):
 
     scenario = scenario_from_parameters(node)
     return ScenarioPlayerCore(types, scenario.trajectory_goal, scenario.attitude_goal, scenario.nodes.controller,
-                              CHECK_PERIOD), None
+                              CHECK_PERIOD, scenario.torque_profile, scenario.model.arm_joints), None
 
 
 def main(args=None) -> int:
