@@ -402,7 +402,7 @@ def run_node(node_name: str, build: Callable, mode: str = "ros_timers", args=Non
               "standalone runtime: space-robot-sim", file=sys.stderr)
         return 1
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    node = None
+    node = host = None
     status = 0
     try:
         node = rclpy.create_node(node_name)
@@ -417,6 +417,8 @@ def run_node(node_name: str, build: Callable, mode: str = "ros_timers", args=Non
         print(f"{node_name}: {exc}", file=sys.stderr)
         status = 2
     finally:
+        if host is not None:      # its guard conditions go now: garbage-collected after shutdown, Humble's executor
+            host.executor.shutdown(timeout_sec=0.0)    # prints "InvalidHandle" from its __del__
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()

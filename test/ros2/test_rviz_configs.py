@@ -64,11 +64,11 @@ def check_config(probe, config_path, tag: str) -> int:
             kind = display["Class"].split("/")[-1]
             qos = display.get("Topic") or display.get("Description Topic")
             topic = qos["Value"]
-            types = probe.wait_for(lambda t=topic: dict(node.get_topic_names_and_types()).get(t), MESSAGE_TIMEOUT,
-                                   f"{tag}: a publisher of {topic} ({display['Name']})")
-            assert set(types) & ACCEPTS[kind], (display["Name"], types)
-            latched = {info.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
-                       for info in node.get_publishers_info_by_topic(topic)}
+            publishers = probe.wait_for(lambda t=topic: node.get_publishers_info_by_topic(t), MESSAGE_TIMEOUT,
+                                        f"{tag}: a publisher of {topic} ({display['Name']})")
+            types = {info.topic_type for info in publishers}
+            assert types & ACCEPTS[kind], (display["Name"], types)
+            latched = {info.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for info in publishers}
             assert latched == {qos["Durability Policy"] == "Transient Local"}, (display["Name"], latched)
             msgtype = next(t for t in types if t in ACCEPTS[kind])
             heard.setdefault(topic, [])
