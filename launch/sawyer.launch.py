@@ -13,7 +13,8 @@ model (see config/scenarios/sawyer_lab.yaml). The holonomy monitor needs a free-
 bench arm is not: monitor:=true only with a scenario whose model floats.
 
 rviz:=true shows the arm as it is: a robot_state_publisher with the scenario's Sawyer description on the arm's
-joint states, the visualization node (applied and commanded efforts, the goal and end-effector paths, every
+joint states, the arm's mount in the world frame (static_transform_publisher, as the simulation has it), the
+visualization node (applied and commanded efforts, the goal and end-effector paths, every
 node's diagnostic level - the adapter's command timeout among them) and RViz with the scenario's configuration
 (rviz/sawyer.rviz, fixed frame `base`). viewers:=true starts the first two without RViz (for an RViz elsewhere,
 or a headless check of what the configuration needs).
@@ -53,6 +54,16 @@ def viewer_nodes(context, *_args, **_kwargs):
                   remappings=[("joint_states", joint_states)] + ([("robot_description", d.topic)]
                                                                  if d.namespace else []))
              for d in robot_descriptions(scenario.model)]
+    # the arm's mount in the world, as the simulation publishes it: the visualization draws in the world frame
+    world = scenario.nodes.dynamics.world_frame
+    for subtree in scenario.model.subtrees:
+        if subtree.base_joint == "fixed" and not subtree.mount_frame:
+            (x, y, z), (roll, pitch, yaw) = subtree.mount_xyz, subtree.mount_rpy
+            nodes.append(Node(package="tf2_ros", executable="static_transform_publisher", output="screen",
+                              name=f"{subtree.name}_mount",
+                              arguments=["--x", str(x), "--y", str(y), "--z", str(z), "--roll", str(roll),
+                                         "--pitch", str(pitch), "--yaw", str(yaw), "--frame-id", world,
+                                         "--child-frame-id", subtree.frame_prefix + subtree.base_link]))
     # the visualization node takes the simulation's throttled state topic: here, the arm's own (~100 Hz)
     nodes.append(Node(package=PACKAGE, executable="visualization_node", name="visualization", output="screen",
                       parameters=[{"scenario": path}, sim_time],

@@ -145,6 +145,8 @@ class VisualizationNodeConfig:
     linear_momentum_scale: float    # m of arrow per N s
     angular_momentum_scale: float   # m of arrow per N m s
     wheel_indicator_offset: float   # m along a wheel's spin axis from its frame to its disc
+    momentum_text_offset: tuple     # m, world axes, from the system's centre of mass: the momentum figures
+    diagnostics_text_offset: tuple  # m, in the bus's (or a fixed base's) frame: every node's diagnostic level
     joint_states: str | None        # None: the dynamics node's throttled joint state
     odometry: dict | None           # subtree -> topic; None: the dynamics node's throttled odometry
     attitude_setpoint: str
@@ -332,6 +334,8 @@ def _visualization(vis: ConfigReader, world: str) -> VisualizationNodeConfig:
         linear_momentum_scale=scales.number("linear", 0.05, exclusive_minimum=0.0),
         angular_momentum_scale=scales.number("angular", 0.2, exclusive_minimum=0.0),
         wheel_indicator_offset=vis.number("wheel_indicator_offset", 0.65, minimum=0.0),
+        momentum_text_offset=tuple(vis.vector("momentum_text_offset", 3, [0.0, 0.0, -1.0])),
+        diagnostics_text_offset=tuple(vis.vector("diagnostics_text_offset", 3, [0.0, 0.0, -1.5])),
         joint_states=topic(topics, "joint_states", "") if topics.has("joint_states") else None,
         odometry=_odometry_topics(topics, {}) if topics.has("odometry") else None,
         attitude_setpoint=topic(topics, "attitude_setpoint", "attitude_controller/setpoint"),

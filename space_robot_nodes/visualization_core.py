@@ -51,7 +51,8 @@ POSE_STAMPED = "geometry_msgs/msg/PoseStamped"
 LINEAR, ANGULAR = (0.95, 0.35, 0.2), (0.3, 0.55, 1.0)        # RGB of the momentum arrows
 AXES = ((1.0, 0.0, 0.0), (0.0, 0.8, 0.0), (0.1, 0.3, 1.0))   # x, y, z as RViz draws frames
 ACTUATOR_REPORT = f"{ControllerCore.name}: actuators"    # the controller's diagnostic status with its torques
-DIAGNOSTICS_LINE_WIDTH = 70       # characters: a status line cut there (its whole text is on /diagnostics)
+DIAGNOSTICS_LINE_WIDTH = 70
+STATIC_PERIOD = 2.0               # s between two sends of the latched markers (see publish_static_markers)       # characters: a status line cut there (its whole text is on /diagnostics)
 
 
 @dataclass(frozen=True)
@@ -176,6 +177,8 @@ class VisualizationCore(NodeCore):
         self.add_timer("markers", 1.0 / config.rate, self.publish_markers, MONITOR, ("nodes", "visualization.rate"))
         self.add_timer("paths", 1.0 / config.path_rate, self.publish_path, MONITOR,
                        ("nodes", "visualization.path_rate"))
+        if self.wheels:
+            self.add_timer("static_markers", STATIC_PERIOD, self.publish_static_markers, MONITOR)
 
     # ---- inputs --------------------------------------------------------------------------------
     def _fresh_state(self) -> bool:
@@ -255,9 +258,12 @@ class VisualizationCore(NodeCore):
         self.publish(self.config.end_effector_path, self.types.new(
             PATH, header=cv.header(self.types, now, self.world), poses=[p for _, p in self._path]))
 
-    def start(self) -> None:
+    def publish_static_markers(self, now: float) -> None:
+        """From t = 0 (latched, for a viewer that starts late) every STATIC_PERIOD: RViz marks a marker whose frame
+        it cannot place yet (the wheels' tf not there when the latched array arrives) in error until that
+        marker comes again."""
         if self.wheels:
-            self.publish(self.config.static_markers, self.static_markers(self.now()))
+            self.publish(self.config.static_markers, self.static_markers(now))
 
     def publish_markers(self, now: float) -> None:
         if not self._fresh_state():
@@ -289,7 +295,8 @@ class VisualizationCore(NodeCore):
         lines = [f"{cv.LEVEL_NAMES.get(level, level)}  {name}: {message}"
                  for name, (level, message) in sorted(self.statuses.items(), key=lambda kv: (-kv[1][0], kv[0]))]
         text = "\n".join(textwrap.shorten(line, DIAGNOSTICS_LINE_WIDTH) for line in lines) or "no diagnostics yet"
-        return self._text(cv.header(self.types, now, self.anchor), "diagnostics", 0, (0.0, 0.0, -0.9), text, 0.045)
+        return self._text(cv.header(self.types, now, self.anchor), "diagnostics", 0,
+                          np.asarray(self.config.diagnostics_text_offset), text, 0.065)
 
     # ---- momentum ----------------------------------------------------------------------------------
     def group_momenta(self, q: np.ndarray, v: np.ndarray) -> tuple[list, np.ndarray]:
@@ -317,18 +324,19 @@ class VisualizationCore(NodeCore):
         groups, com = self.group_momenta(q, v)
         scale_p, scale_l = self.config.linear_momentum_scale, self.config.angular_momentum_scale
         markers, total_p, total_l = [], np.zeros(3), np.zeros(3)
+        lines = ["momentum (L about the system CoM; arrows: p orange, L blue)"]
         for k, (group, _mass, centre, p, l_c) in enumerate(groups):
             total_p += p
             total_l += l_c
-            markers += [self._arrow(header, "momentum", 3 * k, centre, scale_p * p, LINEAR, 0.02),
-                        self._arrow(header, "momentum", 3 * k + 1, centre, scale_l * l_c, ANGULAR, 0.02),
-                        self._text(header, "momentum", 3 * k + 2, centre + (0.0, 0.0, 0.12),
-                                   f"{group.name}: p {_g(p)} N s, L {_g(l_c)} N m s", 0.05)]
-        k = 3 * len(groups)
+            markers += [self._arrow(header, "momentum", 2 * k, centre, scale_p * p, LINEAR, 0.02),
+                        self._arrow(header, "momentum", 2 * k + 1, centre, scale_l * l_c, ANGULAR, 0.02)]
+            lines.append(f"{group.name}: p {_g(p)} N s, L {_g(l_c)} N m s")
+        k = 2 * len(groups)
+        lines.append(f"system: p {_g(total_p)} N s, L {_g(total_l)} N m s")
         markers += [self._arrow(header, "momentum", k, com, scale_p * total_p, LINEAR, 0.035),
                     self._arrow(header, "momentum", k + 1, com, scale_l * total_l, ANGULAR, 0.035),
-                    self._text(header, "momentum", k + 2, com + (0.0, 0.0, -0.15),
-                               f"system (at its CoM): p {_g(total_p)} N s, L {_g(total_l)} N m s", 0.06)]
+                    self._text(header, "momentum", k + 2, com + np.asarray(self.config.momentum_text_offset),
+                               "\n".join(lines), 0.07)]
         return markers
 
     # ---- attitude ---------------------------------------------------------------------------------
@@ -342,7 +350,7 @@ class VisualizationCore(NodeCore):
             markers += self._axes(header, "attitude", 3, target, 1.05, 0.35, 0.045)
             angle = float(np.linalg.norm(pin.log3(target.rotation.T @ bus.rotation)))
             markers.append(self._text(header, "attitude", 6, bus.translation + (0.0, 0.0, 0.75),
-                                      f"bus attitude error {angle:.2g} rad (ghost axes: setpoint)", 0.06))
+                                      f"bus attitude error {angle:.2g} rad (ghost axes: setpoint)", 0.07))
             self.publish(self.config.attitude_setpoint_pose, self._pose_stamped(cv.time_msg(self.types, now), target))
         return markers
 
@@ -360,7 +368,7 @@ class VisualizationCore(NodeCore):
         build = self._build
         markers = []
         for k, (_joint, frame, axis) in enumerate(self.wheels):
-            header = cv.header(self.types, now, frame)
+            header = cv.header(self.types, 0.0, frame)      # stamp 0: RViz places it with the newest tf of the frame
             xyzw = pin.Quaternion(_z_to(axis)).coeffs().tolist()
             centre = self.config.wheel_indicator_offset * axis
             stripe = centre + _z_to(axis) @ np.array([0.055, 0.0, 0.0])
@@ -375,7 +383,7 @@ class VisualizationCore(NodeCore):
         for k, (joint, frame, axis) in enumerate(self.wheels):
             rpm = v[self.system.v_index(joint)] * 60.0 / (2.0 * math.pi)
             position = (self.config.wheel_indicator_offset + 0.16) * axis
-            labels.append(self._text(cv.header(self.types, now, frame), "wheel_speeds", k, position,
+            labels.append(self._text(cv.header(self.types, 0.0, frame), "wheel_speeds", k, position,
                                      f"{joint}: {rpm:.0f} rpm", 0.045, frame_locked=True))
         return labels
 

@@ -62,7 +62,7 @@ def expected_counts(scenario) -> dict:
     # path at its own, the wheel discs once (latched); no goal before DURATION (it is published at 0.5 s)
     vis = nodes.visualization
     counts.update({vis.markers: n(vis.rate), vis.attitude_setpoint_pose: n(vis.rate), vis.goal_pose: 0,
-                   vis.end_effector_path: n(vis.path_rate), vis.planned_end_effector_path: 0, vis.static_markers: 1,
+                   vis.end_effector_path: n(vis.path_rate), vis.planned_end_effector_path: 0, vis.static_markers: 1,   # (again every 2 s)
                    vis.display_joint_states: n(vis.rate), vis.commanded_efforts: n(vis.rate)})
     return counts
 

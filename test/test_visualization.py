@@ -69,7 +69,7 @@ def test_the_planned_path_is_the_controllers_reference(pregrasp_run):
 def test_wheel_discs_sit_on_the_spin_axes_locked_to_the_wheels(pregrasp_run):
     run, published = pregrasp_run
     statics = [msg for topic, msg, _t, _p in published if topic == "visualization/static_markers"]
-    assert len(statics) == 1
+    assert len(statics) == 1             # at start; again every 2 s
     markers = statics[0].markers
     assert len(markers) == 2 * len(run.system.wheel_joints)
     for marker in markers:

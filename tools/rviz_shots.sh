@@ -3,20 +3,20 @@
 # test or CI). Builds ROS 2 Humble and RViz from ../shared/ros2 once per machine (skipped when built), builds
 # this package in the ROS 2 test workspace, then for every shipped launch and scenario starts it with RViz under
 # a virtual screen (../shared/ros2/rviz_screenshot.sh) and keeps the screenshots:
-#   simulation.launch.py, default scenario       -> docs/images/servicer_pregrasp-*.png
-#   simulation.launch.py scenario:=sawyer_lab    -> docs/images/sawyer_lab-*.png
+#   simulation.launch.py scenario:=NAME          -> docs/images/NAME-*.png, for every config/scenarios/NAME.yaml
 #   sawyer.launch.py rviz:=true (Intera faked)   -> docs/images/sawyer_real_arm-*.png
 # Look at them before committing them.
 #
 #   ROS2_PREFIX   ROS 2 Humble (default /opt/ros2-humble)      RVIZ_PREFIX  RViz overlay (default /opt/rviz-humble)
-#   SHOTS_AT      seconds after start of the screenshots (default 22,30: with RViz the simulation holds t = 0
-#                 for 10 s, then the default mission runs 8 s; software-rendered RViz needs ~15 s to draw)
+#   SHOTS_AT      seconds after start of the screenshots (default 18,27: with RViz the simulation holds t = 0
+#                 for 10 s after its controller connects (~5 s), then the default arm motion takes 6 s;
+#                 software-rendered RViz needs ~15 s to draw: mid-motion, then at rest)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 shared=$repo/../shared/ros2
 export ROS2_PREFIX=${ROS2_PREFIX:-/opt/ros2-humble}
 export RVIZ_PREFIX=${RVIZ_PREFIX:-/opt/rviz-humble}
-at=${SHOTS_AT:-22,30}
+at=${SHOTS_AT:-18,27}
 [ -d "$shared" ] || { echo "rviz_shots: no $shared (the ROS 2 and RViz build recipes)" >&2; exit 2; }
 [ -f "$ROS2_PREFIX/env.sh" ] || bash "$shared/build_humble.sh"
 [ -f "$RVIZ_PREFIX/env.sh" ] || bash "$shared/build_rviz.sh"
@@ -25,23 +25,17 @@ ROS2_WS=$ws bash "$repo/test/ros2/ros2_workspace.sh" true        # colcon build 
 shots=$(mktemp -d)
 trap 'rm -rf "$shots"' EXIT
 share=$ws/install/space_robot/share/space_robot
-arm="right_j0, right_j1, right_j2, right_j3, right_j4, right_j5, right_j6"
 take() {  # name, command...
   local name=$1; shift
   "$shared/rviz_screenshot.sh" --out "$shots" --name "$name" --at "$at" --source "$RVIZ_PREFIX/env.sh" \
     --source "$ws/install/local_setup.bash" --domain-id $((150 + RANDOM % 40)) -- "$@"
 }
-take servicer_pregrasp ros2 launch space_robot simulation.launch.py
-take sawyer_lab ros2 launch space_robot simulation.launch.py "scenario:=$share/config/scenarios/sawyer_lab.yaml"
-# the real arm: Intera's joint states and a planner's goal, faked
-take sawyer_real_arm bash -c "
-  ros2 topic pub -r 100 /robot/joint_states sensor_msgs/msg/JointState \
-    '{name: [head_pan, $arm], position: [0, 0, -1.0, 0, 1.5, 0, 0.5, 0], velocity: [0,0,0,0,0,0,0,0],
-      effort: [0, 0, 12.0, -4.0, 6.0, 0.5, 1.0, 0.2]}' > /dev/null &
-  (sleep 15 && ros2 topic pub --once /arm_controller/joint_trajectory trajectory_msgs/msg/JointTrajectory \
-    '{joint_names: [$arm], points: [{positions: [0.3, -0.7, 0.2, 1.2, 0.2, 0.6, 0.3],
-      time_from_start: {sec: 3}}]}' > /dev/null) &
-  exec ros2 launch space_robot sawyer.launch.py rviz:=true"
+for scenario in "$repo"/config/scenarios/*.yaml; do        # every shipped scenario, in its own RViz config
+  name=$(basename "$scenario" .yaml)
+  take "$name" ros2 launch space_robot simulation.launch.py "scenario:=$share/config/scenarios/$name.yaml"
+done
+# the real arm: Intera's joint states and a planner's goal, faked (tools/fake_intera_arm.py)
+take sawyer_real_arm bash -c "python '$repo/tools/fake_intera_arm.py' & exec ros2 launch space_robot sawyer.launch.py rviz:=true"
 mkdir -p "$repo/docs/images"
 for png in "$shots"/*.png; do
   cp "$png" "$repo/docs/images/$(basename "$png")"
