@@ -42,6 +42,9 @@ setup(
         # so it is not a hard install requirement of the ROS build.
         "pin": ["pin>=3.4"],
         "test": ["pytest>=7", "hypothesis>=6", "ruff>=0.4"],
+        # space-robot-campaign (space_robot_campaign/ only imports them): Ray runs the runs, pyarrow writes the
+        # Parquet table. Ray >= 2.10 and pyarrow >= 16 install on Python 3.10-3.12 with NumPy 1.26 and 2.x.
+        "campaign": ["ray>=2.10", "pyarrow>=16"],
     },
     zip_safe=True,
     maintainer="space_robot maintainers",
@@ -53,6 +56,7 @@ setup(
         "console_scripts": [
             "space-robot-sim = space_robot_runtime.cli:sim_main",
             "space-robot-plot = space_robot_runtime.cli:plot_main",
+            "space-robot-campaign = space_robot_campaign.cli:main",
             "dynamics_node = space_robot_nodes.ros.dynamics_node:main",
             "controller_node = space_robot_nodes.ros.controller_node:main",
             "holonomy_monitor_node = space_robot_nodes.ros.holonomy_monitor_node:main",

@@ -10,6 +10,9 @@ Ownership: every directory this tool writes holds MARKER (a small JSON file). A 
 empty and has no marker belongs to the user and is never replaced. Staging directories left by a run that
 was killed (SIGKILL, power loss) are removed by the next run into the same place, once their process is
 gone.
+
+Other tools of the package (space-robot-campaign) own their directories the same way, under their own name
+(`tool`): a directory of one tool is foreign to another.
 """
 from __future__ import annotations
 
@@ -30,10 +33,10 @@ class OutputError(SpaceRobotError):
     """The output directory cannot be used (exists and is not ours, cannot be created or written)."""
 
 
-def written_by_this_tool(directory: Path) -> bool:
-    """Whether `directory` holds a run of this tool (its marker file names the tool)."""
+def written_by_this_tool(directory: Path, tool: str = TOOL) -> bool:
+    """Whether `directory` holds the outputs of `tool` (its marker file names the tool)."""
     try:
-        return json.loads((directory / MARKER).read_text()).get("tool") == TOOL
+        return json.loads((directory / MARKER).read_text()).get("tool") == tool
     except (OSError, ValueError, AttributeError):
         return False
 
@@ -41,9 +44,10 @@ def written_by_this_tool(directory: Path) -> bool:
 class OutputDirectory:
     """Checks `final` at construction (before anything runs); `staging` is where the run writes."""
 
-    def __init__(self, final: str | Path, overwrite: bool = False):
+    def __init__(self, final: str | Path, overwrite: bool = False, tool: str = TOOL):
         self.final = Path(final).absolute()
         self.overwrite = overwrite
+        self.tool = tool
         self._check_final()
         parent = self.final.parent
         for ancestor in (parent, *parent.parents):
@@ -76,8 +80,8 @@ class OutputDirectory:
         if final.exists() and not final.is_dir():
             raise OutputError(f"--out {final}: is a file, not a directory; choose another --out")
         if final.is_dir() and any(final.iterdir()):
-            if not written_by_this_tool(final):
-                raise OutputError(f"--out {final}: the directory is not empty and was not written by {TOOL}; "
+            if not written_by_this_tool(final, self.tool):
+                raise OutputError(f"--out {final}: the directory is not empty and was not written by {self.tool}; "
                                   "choose another --out (or empty it): its files are left as they are")
             if not self.overwrite:
                 raise OutputError(f"--out {final}: holds the outputs of an earlier run; pass --overwrite to "
@@ -87,19 +91,18 @@ class OutputDirectory:
         prefix = f".{self.final.name}.partial-"
         for candidate in self.final.parent.glob(f"{prefix}*"):
             pid = candidate.name[len(prefix):]
-            if pid.isdigit() and not _alive(int(pid)) and written_by_this_tool(candidate):
+            if pid.isdigit() and not _alive(int(pid)) and written_by_this_tool(candidate, self.tool):
                 shutil.rmtree(candidate, ignore_errors=True)
 
-    @staticmethod
-    def _write_marker(directory: Path, fields: dict) -> None:
-        (directory / MARKER).write_text(json.dumps({"tool": TOOL, **fields}, sort_keys=True) + "\n")
+    def _write_marker(self, directory: Path, fields: dict) -> None:
+        (directory / MARKER).write_text(json.dumps({"tool": self.tool, **fields}, sort_keys=True) + "\n")
 
     def commit(self, fields: dict) -> Path:
         """Move the staged outputs into place (replacing an earlier run of this tool); returns `final`."""
         self._write_marker(self.staging, {"state": "finished", **fields})
         retired = None
         if self.final.exists():
-            if any(self.final.iterdir()) and not written_by_this_tool(self.final):   # appeared while running
+            if any(self.final.iterdir()) and not written_by_this_tool(self.final, self.tool):   # appeared meanwhile
                 raise OutputError(f"--out {self.final}: files appeared there during the run; the outputs are "
                                   f"kept in {self.staging}")
             retired = self.final.parent / _RETIRED.format(name=self.final.name, pid=os.getpid())

@@ -10,8 +10,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # Layers, core first: a package may import only from layers listed before it (and itself).
 LAYERS = ["space_robot_dynamics", "space_robot_control", "space_robot_monitoring", "space_robot_nodes",
-          "space_robot_runtime"]
+          "space_robot_runtime", "space_robot_campaign"]
 ROS_ONLY = ("rclpy", "launch", "launch_ros", "ament_index_python", "tf2_ros")
+# The optional extra `campaign` (setup.py): only space_robot_campaign may import these.
+CAMPAIGN_ONLY = ("ray", "pyarrow")
 
 
 def imported_modules(path: Path):
@@ -35,6 +37,16 @@ def test_imports_point_from_glue_to_core():
                     problems.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module} (a later layer)")
                 if module in ROS_ONLY and not glue and module != "ament_index_python":
                     problems.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module} outside ros/ glue")
+    assert not problems, "\n".join(problems)
+
+
+def test_only_the_campaign_package_imports_the_campaign_extra():
+    problems = []
+    for package in LAYERS[:-1]:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for module, node in imported_modules(path):
+                if module in CAMPAIGN_ONLY:
+                    problems.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module} (extra [campaign])")
     assert not problems, "\n".join(problems)
 
 

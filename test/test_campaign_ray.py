@@ -1,0 +1,116 @@
+"""Campaigns on Ray (a local Ray with 2 CPUs): the same rows, bit for bit, as in process whatever the number
+of workers; Ray's processes end with the campaign; Ctrl-C on a real space-robot-campaign process keeps the
+finished runs and --resume completes them. Skipped, with the reason, where Ray is not installed or cannot
+start."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from campaign_files import write_campaign
+
+from space_robot_campaign.campaign_config import load_campaign
+from space_robot_campaign.campaign_run import run_campaign
+from space_robot_campaign.executors import ExecutorError, InProcessExecutor, RayExecutor
+from space_robot_campaign.result_table import ResultTable
+from space_robot_campaign.run_plan import run_spec
+from space_robot_campaign.run_task import run_one
+
+pytest.importorskip("ray", reason="Ray comes with the [campaign] extra: pip install -e '.[campaign]'")
+pytest.importorskip("pyarrow", reason="pyarrow comes with the [campaign] extra: pip install -e '.[campaign]'")
+NONDETERMINISTIC = ("wall_time_s", "host")
+START_TIMEOUT = 120.0         # s: Ray's start-up and the first runs on a loaded 2-core CI machine
+
+
+def descendants(pid: int) -> list[tuple[int, str]]:
+    """(pid, command line) of every live process below `pid`."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        try:
+            command = (Path("/proc") / str(child) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        out.append((child, command))
+        todo += children.get(child, [])
+    return out
+
+
+def ray_processes(pid: int) -> list:
+    return [(p, c) for p, c in descendants(pid) if "ray" in c]
+
+
+def wait_until_gone(pid: int, timeout: float = 20.0) -> list:
+    deadline = time.monotonic() + timeout
+    while (left := ray_processes(pid)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
+
+
+def deterministic(table) -> dict:
+    return {k: v for k, v in table.to_pydict().items() if k not in NONDETERMINISTIC}
+
+
+def ray_executor(workers: int):
+    try:
+        return RayExecutor(workers=workers)
+    except ExecutorError as exc:
+        pytest.skip(f"Ray cannot start on this machine: {exc}")
+
+
+def test_ray_gives_the_in_process_rows_bit_for_bit_and_its_processes_end(tmp_path):
+    campaign = load_campaign(write_campaign(tmp_path))
+    alone = run_campaign(campaign, tmp_path / "alone", InProcessExecutor, progress=False, plots=False)
+    on_ray = run_campaign(campaign, tmp_path / "ray", lambda: ray_executor(2), progress=False, plots=False, csv=True)
+    assert on_ray.complete and on_ray.executor == "Ray (local, 2 workers)"
+    rows = ResultTable(on_ray.out, campaign).read()
+    assert deterministic(rows) == deterministic(ResultTable(alone.out, campaign).read())
+    assert len(set(rows.column("host").to_pylist())) == 2           # both workers ran runs
+    assert not wait_until_gone(os.getpid()), "Ray processes outlived the campaign"
+
+
+def test_ctrl_c_keeps_the_finished_runs_and_resume_completes_the_campaign(tmp_path):
+    """A real process in its own session, SIGINT to its whole process group (what a terminal's Ctrl-C does):
+    exit 130, the finished rows kept, no Ray process left; --resume then runs the missing ones only."""
+    path = write_campaign(tmp_path, {"samples: 2": "samples: 6", "set: [duration=0.2]": "set: [duration=0.5]"})
+    out = tmp_path / "out"
+    command = [sys.executable, "-c", "import sys; from space_robot_campaign.cli import main; sys.exit(main())",
+               str(path), "--out", str(out), "--workers", "2", "--no-progress", "--no-plots"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline and process.poll() is None and not list(out.glob("runs.partial/*.parquet")):
+        time.sleep(0.05)
+    if process.poll() is not None:
+        stdout, stderr = process.communicate()
+        if process.returncode == 3:
+            pytest.skip(f"Ray cannot start on this machine: {stderr.strip()[-500:]}")
+        pytest.fail(f"the campaign ended before it could be interrupted ({process.returncode}): {stderr[-2000:]}")
+    os.killpg(process.pid, signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr[-3000:]
+    assert "interrupted by SIGINT" in stderr and "--resume" in stderr and "Traceback" not in stderr
+    assert not wait_until_gone(process.pid)
+    campaign = load_campaign(path)
+    kept = ResultTable(out, campaign).read()
+    assert 0 < kept.num_rows < 12 and set(kept.column("outcome").to_pylist()) <= {"not_evaluated", "not_met", "met"}
+    resumed = run_campaign(campaign, out, InProcessExecutor, resume=True, progress=False, plots=False)
+    assert resumed.complete and resumed.new_runs == 12 - kept.num_rows
+    table = ResultTable(out, campaign).read().to_pydict()
+    assert table["run"] == list(range(12))
+    first = kept.column("run").to_pylist()[0]                  # a row from Ray is the row of the run alone
+    alone = run_one(run_spec(campaign, first))
+    assert [table[f][first] for f in campaign.figures] == [alone["figures"][f] for f in campaign.figures]
