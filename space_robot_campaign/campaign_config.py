@@ -74,21 +74,23 @@ class Distribution:
         return values[0] if self.size is None else values
 
     def draw(self, rng: np.random.Generator):
-        """One value (float, or list of floats) from `rng`."""
+        """One value (float, or list of floats) from `rng`. The raw draws are numpy's (uniform on [0, 1),
+        standard normal); the transforms are Python float arithmetic and `math`, so a value does not change with
+        NumPy's vectorised exp or norm kernels (they differ in the last bit between NumPy 1.26 and 2.x)."""
         n = 1 if self.size is None else self.size
-        a = {k: np.broadcast_to(np.asarray(v, float), (n,)) for k, v in self.arguments.items()}
+        a = {k: [float(x) for x in np.broadcast_to(np.asarray(v, float), (n,))] for k, v in self.arguments.items()}
         if self.kind == "uniform":
-            values = a["low"] + (a["high"] - a["low"]) * rng.random(n)
+            values = [lo + (hi - lo) * u for lo, hi, u in zip(a["low"], a["high"], rng.random(n).tolist())]
         elif self.kind == "normal":
-            values = a["mean"] + a["std"] * rng.standard_normal(n)
+            values = [m + s * z for m, s, z in zip(a["mean"], a["std"], rng.standard_normal(n).tolist())]
         elif self.kind == "lognormal":
-            values = a["median"] * np.exp(a["sigma"] * rng.standard_normal(n))
+            values = [m * math.exp(s * z) for m, s, z in zip(a["median"], a["sigma"], rng.standard_normal(n).tolist())]
         else:                                            # unit_vector: isotropic direction
-            values = np.zeros(n)
-            while not np.any(values):
-                values = rng.standard_normal(n)
-            values = values / np.linalg.norm(values)
-        values = [float(v) for v in values]
+            values = [0.0] * n
+            while not any(values):
+                values = rng.standard_normal(n).tolist()
+            norm = math.sqrt(math.fsum(v * v for v in values))
+            values = [v / norm for v in values]
         return values[0] if self.size is None else values
 
 

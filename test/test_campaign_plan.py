@@ -62,11 +62,10 @@ def test_seeds_and_draws_are_the_same_on_every_supported_numpy():
     """Golden values (NumPy 1.26 and 2.x give them): a change of numpy's streams would change every campaign's
     numbers, and must be seen."""
     assert [run_seed(14, i) for i in range(3)] == [3309381108, 1685558656, 2190737588]
-    values = run_values(load_campaign("pregrasp_robustness"), 17)
-    assert values["tumble_rate"] == 0.0005
-    assert values["tumble_axis"] == [0.06110266473506454, 0.17548210030973482, 0.9825846003439899]
-    assert values["target_mass_scale"] == 1.0837800121327223
-    assert values["target_inertia_z"] == 0.9956671492278971
+    assert run_values(load_campaign("pregrasp_robustness"), 17) == {
+        "tumble_rate": 0.0005, "tumble_axis": [0.06110266473506454, 0.17548210030973482, 0.9825846003439899],
+        "target_mass_scale": 1.0837800121327223, "target_inertia_x": 0.9529012125266824,
+        "target_inertia_y": 1.0467744792863904, "target_inertia_z": 0.9956671492278971}   # 1 ulp off with np.exp
 
 
 def test_distributions_have_their_stated_laws(tmp_path):
