@@ -141,7 +141,9 @@ def run_campaign(campaign: Campaign, out: str | Path, executor_factory: Callable
                     break
                 while executor.busy < executor.capacity and (queue or reruns):
                     executor.submit(queue.popleft() if queue else reruns.popleft())
-                for spec, row in executor.finished(0.25):
+                finished = executor.finished(0.25)
+                table.flush_if_due()
+                for spec, row in finished:
                     if row["outcome"] == INTERRUPTED:
                         continue                  # not a result: the run stays missing
                     if spec.index in rerun_of:    # a run again for its bag

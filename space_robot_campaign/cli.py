@@ -124,7 +124,7 @@ def _campaign(args, interruption) -> int:
 
     def executor():
         if args.in_process:
-            return InProcessExecutor()
+            return InProcessExecutor(stop=interruption)     # Ctrl-C stops the run in progress too
         return RayExecutor(address=args.address, workers=args.workers)
 
     try:

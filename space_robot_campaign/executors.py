@@ -42,9 +42,12 @@ class InProcessExecutor:
 
     name = "in-process"
 
-    def __init__(self):
+    def __init__(self, stop=None):
+        """`stop`: the campaign's stop request, polled by the run in progress (it then ends early and is
+        not recorded)."""
         self.workers = 1
         self.capacity = 1
+        self.stop = stop
         self._queue: deque[RunSpec] = deque()
 
     @property
@@ -58,7 +61,7 @@ class InProcessExecutor:
         if not self._queue:
             return []
         spec = self._queue.popleft()
-        return [(spec, run_one(spec))]
+        return [(spec, run_one(spec, self.stop))]
 
     def cancel(self) -> None:
         self._queue.clear()

@@ -104,6 +104,11 @@ class ResultTable:
         if len(self._buffer) >= FLUSH_ROWS or time.monotonic() - self._flushed_at >= FLUSH_SECONDS:
             self.flush()
 
+    def flush_if_due(self) -> None:
+        """Flush rows that have waited FLUSH_SECONDS (called between results, so a row never waits longer)."""
+        if self._buffer and time.monotonic() - self._flushed_at >= FLUSH_SECONDS:
+            self.flush()
+
     def flush(self) -> None:
         """Write the buffered rows as one new file in runs.partial/ (whole or not at all)."""
         import pyarrow as pa
@@ -142,7 +147,6 @@ class ResultTable:
     def read(self):
         """Every recorded row (runs.parquet and runs.partial/), one per run, sorted by run."""
         import pyarrow as pa
-        import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
         tables = [pq.read_table(self.path, schema=self.schema)] if self.path.exists() else []
@@ -153,11 +157,10 @@ class ResultTable:
             return self.schema.empty_table()
         table = pa.concat_tables(tables)
         runs = table.column("run").to_pylist()
-        first = {}
+        first: dict = {}
         for i, run in enumerate(runs):
             first.setdefault(run, i)
-        table = table.take(sorted(first.values(), key=runs.__getitem__))
-        return table.take(pc.sort_indices(table, sort_keys=[("run", "ascending")]))
+        return table.take(pa.array(sorted(first.values(), key=runs.__getitem__), type=pa.int64()))
 
     def recorded_runs(self) -> set[int]:
         return set(self.read().column("run").to_pylist())

@@ -56,8 +56,9 @@ def failed_row(spec: RunSpec, outcome: str, error: str) -> dict:
     return row
 
 
-def run_one(spec: RunSpec) -> dict:
-    """Run `spec` in this process and return its row (see result_table.py for the columns)."""
+def run_one(spec: RunSpec, stop=None) -> dict:
+    """Run `spec` in this process and return its row (see result_table.py for the columns). `stop` (an object
+    with `requested` and `name`) is polled between steps: a run stopped by it is `interrupted`."""
     from space_robot_dynamics.config_overrides import blamed
     from space_robot_dynamics.errors import SpaceRobotError
     from space_robot_nodes.scenario import load_scenario, parse_overrides
@@ -70,7 +71,7 @@ def run_one(spec: RunSpec) -> dict:
         with blamed(list(scenario.overrides)):     # e.g. an initial_state entry refused: name the --set
             run = SimulationRun(scenario)
         result = run.run(out_dir=spec.bag_dir, plots=spec.bag_dir is not None, progress=False, overwrite=True,
-                         stop=NeverStop())
+                         stop=stop or NeverStop())
     except SpaceRobotError as exc:
         row.update(outcome="bad_input", error=str(exc)[-_ERROR_TEXT:])
     except KeyboardInterrupt:
@@ -87,6 +88,8 @@ def run_one(spec: RunSpec) -> dict:
         if status.internal_error:
             row.update(outcome="error", error=f"internal error: {status.internal_error}\n{status.traceback}"
                        [-_ERROR_TEXT:])
+        elif not status.complete and status.stopped_by not in ("diverged", ""):
+            row.update(outcome=INTERRUPTED, error=status.reason)
         elif status.stopped_by == "diverged":
             row.update(outcome="diverged", error=status.reason)
         else:

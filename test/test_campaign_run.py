@@ -225,3 +225,12 @@ def test_figure_statistics_and_worst_runs():
     rows = {"run": [0, 1, 2, 3, 4], "d": [0.1, None, 0.5, 0.3, 0.9]}
     success = [True, False, False, True, True]
     assert stats.worst_runs(rows, success, "d", 4) == [1, 2, 4, 3]     # failed (no value first), then largest
+
+
+def test_in_process_a_stop_request_ends_the_run_in_progress_which_stays_missing(tmp_path):
+    campaign = load_campaign(write_campaign(tmp_path, {"set: [duration=0.2]": "set: [duration=5.0]"}))
+    stop = StopAfter(40)                # polled by the first run's loop (every 0.05 s simulated) and between runs
+    result = run_campaign(campaign, tmp_path / "out", lambda: InProcessExecutor(stop), stop=stop, progress=False,
+                          plots=False)
+    assert result.interrupted == "SIGINT" and result.recorded == 0 and result.new_runs == 0
+    assert ResultTable(result.out, campaign).read().num_rows == 0
