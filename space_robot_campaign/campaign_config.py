@@ -49,8 +49,8 @@ DISTRIBUTIONS = ("uniform", "normal", "lognormal", "unit_vector")
 SPACINGS = ("linear", "log")
 MAX_RUNS = 10_000_000
 # Table columns that are not parameters or figures (result_table.py): a parameter may not take these names.
-RESERVED_COLUMNS = ("run", "seed", "outcome", "success", "complete", "requirements_met", "simulated_time_s",
-                    "wall_time_s", "error", "overrides", "host")
+RESERVED_COLUMNS = ("run", "seed", "outcome", "complete", "requirements_met", "simulated_time_s", "wall_time_s",
+                    "error", "overrides", "host")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

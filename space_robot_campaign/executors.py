@@ -93,7 +93,11 @@ class RayExecutor:
         except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError...
             self._shutdown()
             where = "a local Ray" if self.local else f"the Ray cluster at {address}"
-            raise ExecutorError(f"could not start or join {where}: {type(exc).__name__}: {exc}") from None
+            hint = ""
+            if "auth" in f"{exc} {exc.__cause__}".lower():
+                hint = ("; the cluster uses Ray's token authentication: run with RAY_AUTH_MODE=token and its token "
+                        "in ~/.ray/auth_token (or RAY_AUTH_TOKEN_PATH, RAY_AUTH_TOKEN) - see docs/campaigns.md")
+            raise ExecutorError(f"could not start or join {where}: {type(exc).__name__}: {exc}{hint}") from None
         self.cluster_cpus = int(ray.cluster_resources().get("CPU", 0))
         self.workers = workers or max(1, self.cluster_cpus)
         self.capacity = IN_FLIGHT_PER_WORKER * self.workers

@@ -114,3 +114,42 @@ def test_ctrl_c_keeps_the_finished_runs_and_resume_completes_the_campaign(tmp_pa
     first = kept.column("run").to_pylist()[0]                  # a row from Ray is the row of the run alone
     alone = run_one(run_spec(campaign, first))
     assert [table[f][first] for f in campaign.figures] == [alone["figures"][f] for f in campaign.figures]
+
+
+CLUSTER = """
+import os, sys
+os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+import ray
+ray.init(num_cpus=2, include_dashboard=False, object_store_memory=96 * 1024 * 1024, logging_level="WARNING")
+print(ray.get_runtime_context().gcs_address, flush=True)
+sys.stdin.read()                 # until the test closes our stdin
+ray.shutdown()
+"""
+
+
+def test_address_joins_a_running_ray_and_leaves_it_running(tmp_path):
+    """A Ray started by another process stands for a cluster (`ray start --head` does the same): the campaign
+    joins it with --address, gives the same rows, and disconnects without stopping it."""
+    cluster = subprocess.Popen([sys.executable, "-c", CLUSTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        address = cluster.stdout.readline().strip()
+        if not address:
+            pytest.skip(f"Ray cannot start on this machine: {cluster.stderr.read()[-500:]}")
+        path = write_campaign(tmp_path, {"samples: 2": "samples: 1"})
+        # Ray's token authentication (recent releases): a driver joining a cluster needs RAY_AUTH_MODE=token (the
+        # token itself is the one in ~/.ray, shared here); older releases ignore the variable
+        joined = subprocess.run([sys.executable, "-c", "import sys; from space_robot_campaign.cli import main; "
+                                 "sys.exit(main())", str(path), "--address", address, "--out", str(tmp_path / "joined"),
+                                 "--no-progress", "--no-plots"], capture_output=True, text=True, timeout=300,
+                                env={**os.environ, "RAY_AUTH_MODE": "token"})
+        assert joined.returncode == 0, joined.stderr[-3000:]
+        assert f"on Ray ({address}, 2 workers)" in joined.stdout
+        campaign = load_campaign(path)
+        alone = run_campaign(campaign, tmp_path / "alone", InProcessExecutor, progress=False, plots=False)
+        assert deterministic(ResultTable(tmp_path / "joined", campaign).read()) == \
+            deterministic(ResultTable(alone.out, campaign).read())
+        assert cluster.poll() is None and ray_processes(cluster.pid), "the cluster was stopped by the campaign"
+    finally:
+        cluster.communicate(input="", timeout=60)
+    assert not wait_until_gone(cluster.pid)
