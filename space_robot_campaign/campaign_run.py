@@ -163,6 +163,7 @@ def run_campaign(campaign: Campaign, out: str | Path, executor_factory: Callable
             if interrupted is None and stop.requested:
                 interrupted = stop.name
     finally:
+        table.flush()                 # whatever ends the loop (a bug included), finished rows are on disk
         progress_bar.close()
         if executor is not None:
             executor.close()
