@@ -4,13 +4,18 @@ alone, as ratios measured in the same run:
   alone        run_task.run_one of each run in this process, one after another (load the scenario, build the
                model and the graph, run it, summarize: what a worker does for one run, without Ray);
   Ray, 1       the same runs as Ray tasks on a local Ray with 1 worker (the executor's loop: 2 runs in flight);
-  Ray, 2       the same on a local Ray with 2 workers.
+  Ray, 2       the same on a local Ray with 2 workers;
+  2 processes  the same runs split over two plain worker processes (concurrent.futures, no Ray): how much
+               parallelism the machine offers right now. On a machine shared with other work, 2 workers cannot
+               beat it; Ray's 2-worker throughput is also given as a fraction of it.
 
-Each Ray is started once (its start-up is reported apart) and warmed up by one short run per worker (a worker
-process imports Pinocchio and the runtime on its first run, ~1-2 s, also reported); then `repeats` rounds of
-the `runs` first runs of the campaign, each round timed from the first submission to the last result, with a
-round of the runs alone before each Ray round. Best of the rounds for each (the least disturbed one on a
-shared machine; the medians are printed too). The rows of the three are checked to be identical.
+`repeats` rounds, each of the three in turn (so a machine whose load changes slows all three alike): the
+`runs` first runs of the campaign alone, then on a freshly started Ray with 1 worker, then with 2, each Ray
+warmed up by one short run per worker first (a worker process imports Pinocchio and the runtime on its first
+run, ~1-2 s) and timed from the first submission to the last result; Ray's start-up and the warm-up are
+reported apart. Best of the rounds for each (the least disturbed one on a shared machine; the medians are
+printed too), and the load average of the machine before and after. The rows of the three are checked to be
+identical.
 
 Goals (issue 14): 2 workers >= 1.8x the throughput of 1 on 2 cores; < 5 % overhead per run for runs of a few
 seconds. Exit status 1 when a goal is missed or the rows differ.
@@ -20,10 +25,13 @@ seconds. Exit status 1 when a goal is missed or the rows differ.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 import statistics
 import sys
 import time
 from collections import deque
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 
 from space_robot_campaign.campaign_config import load_campaign
@@ -53,6 +61,12 @@ def alone(specs) -> tuple[float, list]:
     return time.perf_counter() - start, rows
 
 
+def on_processes(pool, specs) -> tuple[float, list]:
+    start = time.perf_counter()
+    rows = list(pool.map(run_one, specs, chunksize=1))
+    return time.perf_counter() - start, rows
+
+
 def same_rows(a: list, b: list) -> bool:
     return [{k: r[k] for k in SAME} for r in a] == [{k: r[k] for k in SAME} for r in b]
 
@@ -69,30 +83,43 @@ def main() -> int:
     print(f"bench_campaign: {len(specs)} runs of {campaign.name} ({campaign.scenario_argument}), {args.repeats} "
           "rounds each, best (median)")
     alone(warm_up[:1])                                          # this process's own imports and first build
-    times: dict = {"alone": [], 1: [], 2: []}
+    times: dict = {"alone": [], 1: [], 2: [], "processes": []}
+    pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))
+    list(pool.map(run_one, warm_up, chunksize=1))               # each process's imports and first build
+    start_up: dict = {1: [], 2: []}
     reference = None
-    for workers in (1, 2):
-        start = time.perf_counter()
-        executor = RayExecutor(workers=workers)
-        started = time.perf_counter() - start
-        try:
-            warm, _ = on_executor(executor, warm_up[:workers])
-            print(f"  Ray with {workers} worker(s): start-up {started:.1f} s, first (warm-up) run per worker "
-                  f"{warm:.1f} s")
-            for _ in range(args.repeats):
-                elapsed, rows = alone(specs)
-                times["alone"].append(elapsed)
-                reference = reference or rows
-                if not same_rows(rows, reference):
-                    print("  ROWS DIFFER between rounds alone")
-                    return 1
+    load_before = os.getloadavg()[0]
+    for _round in range(args.repeats):
+        elapsed, rows = alone(specs)
+        times["alone"].append(elapsed)
+        reference = reference or rows
+        if not same_rows(rows, reference):
+            print("  ROWS DIFFER between rounds alone")
+            return 1
+        elapsed, rows = on_processes(pool, specs)
+        times["processes"].append(elapsed)
+        if not same_rows(rows, reference):
+            print("  ROWS DIFFER in plain processes from the runs alone")
+            return 1
+        for workers in (1, 2):
+            start = time.perf_counter()
+            executor = RayExecutor(workers=workers)
+            try:
+                started = time.perf_counter() - start
+                warm, _ = on_executor(executor, warm_up[:workers])
+                start_up[workers].append((started, warm))
                 elapsed, rows = on_executor(executor, specs)
                 times[workers].append(elapsed)
-                if not same_rows(rows, reference):
-                    print(f"  ROWS DIFFER on Ray with {workers} worker(s) from the runs alone")
-                    return 1
-        finally:
-            executor.close()
+            finally:
+                executor.close()
+            if not same_rows(rows, reference):
+                print(f"  ROWS DIFFER on Ray with {workers} worker(s) from the runs alone")
+                return 1
+    pool.shutdown()
+    for workers in (1, 2):
+        started, warm = min(start_up[workers])
+        print(f"  Ray with {workers} worker(s): start-up {started:.1f} s, first (warm-up) run per worker {warm:.1f} s "
+              "(best)")
     best = {k: min(v) for k, v in times.items()}
     median = {k: statistics.median(v) for k, v in times.items()}
     n = len(specs)
@@ -105,7 +132,12 @@ def main() -> int:
           f"goal < {100 * OVERHEAD_GOAL:.0f} %")
     print(f"  Ray, 2 workers          {best[2]:6.2f} s ({median[2]:.2f})  {n / best[2]:.3f} runs/s   {speed_up:.2f}x "
           f"1 worker ({median[1] / median[2]:.2f}x on medians)   goal >= {SPEED_UP_GOAL}x")
-    print("  rows identical alone, on 1 and on 2 workers: yes")
+    machine = best["alone"] / best["processes"]
+    print(f"  2 plain processes       {best['processes']:6.2f} s ({median['processes']:.2f})  "
+          f"{n / best['processes']:.3f} runs/s   {machine:.2f}x alone: the parallelism this machine gives now; Ray "
+          f"with 2 workers reaches {100 * best['processes'] / best[2]:.0f} % of it")
+    print("  rows identical alone, in plain processes, on 1 and on 2 workers: yes")
+    print(f"  load average (1 min) {load_before:.2f} before, {os.getloadavg()[0]:.2f} after, on {os.cpu_count()} cores")
     return 0 if speed_up >= SPEED_UP_GOAL and overhead < OVERHEAD_GOAL else 1
 
 
