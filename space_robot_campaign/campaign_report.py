@@ -17,6 +17,7 @@ from space_robot_runtime.run_summary import to_json
 from . import campaign_statistics as stats
 from .campaign_config import Campaign
 from .result_table import parameter_columns
+from .run_plan import reproduce_command
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -65,8 +66,6 @@ def _success_by_parameter(campaign: Campaign, rows: dict, success: list[bool], c
 def _worst(campaign: Campaign, rows: dict, success: list[bool], i: int) -> dict:
     run = rows["run"][i]
     overrides = shlex.split(rows["overrides"][i] or "")
-    from .run_plan import reproduce_command
-
     error = rows["error"][i]
     return {"run": run, "outcome": rows["outcome"][i], "success": success[i],
             campaign.worst_by: rows[campaign.worst_by][i],
