@@ -22,7 +22,7 @@ ROS2_PREFIX ?= /opt/ros2-humble
 
 $(STAMP): setup.py setup.cfg package.xml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install $(PIP_FLAGS) "$(PIN_SPEC)" -e ".[test]"
+	$(VENV)/bin/pip install $(PIP_FLAGS) "$(PIN_SPEC)" -e ".[test,campaign]"
 	$(if $(NUMPY_OVERRIDE),$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps "$(NUMPY_OVERRIDE)")
 	$(VENV)/bin/python -c "import pinocchio, numpy; print('pinocchio', pinocchio.__version__, 'numpy', numpy.__version__)"
 	touch $(STAMP)

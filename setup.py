@@ -42,6 +42,10 @@ setup(
         # so it is not a hard install requirement of the ROS build.
         "pin": ["pin>=3.4"],
         "test": ["pytest>=7", "hypothesis>=6", "ruff>=0.4"],
+        # space-robot-campaign (space_robot_campaign/ only imports them): Ray runs the runs, pyarrow writes the
+        # Parquet table. The oldest supported releases are pinned in .ci/oldest-constraints.txt (tested there with
+        # NumPy 1.26; pyarrow 26 and later need NumPy 2).
+        "campaign": ["ray>=2.10", "pyarrow>=16.1"],
     },
     zip_safe=True,
     maintainer="space_robot maintainers",
@@ -54,6 +58,7 @@ setup(
             "space-robot-sim = space_robot_runtime.cli:sim_main",
             "space-robot-plot = space_robot_runtime.cli:plot_main",
             "space-robot-identify = space_robot_identification.tool.cli:identify_main",
+            "space-robot-campaign = space_robot_campaign.cli:main",
             "dynamics_node = space_robot_nodes.ros.dynamics_node:main",
             "controller_node = space_robot_nodes.ros.controller_node:main",
             "holonomy_monitor_node = space_robot_nodes.ros.holonomy_monitor_node:main",

@@ -51,8 +51,8 @@ POSE_STAMPED = "geometry_msgs/msg/PoseStamped"
 LINEAR, ANGULAR = (0.95, 0.35, 0.2), (0.3, 0.55, 1.0)        # RGB of the momentum arrows
 AXES = ((1.0, 0.0, 0.0), (0.0, 0.8, 0.0), (0.1, 0.3, 1.0))   # x, y, z as RViz draws frames
 ACTUATOR_REPORT = f"{ControllerCore.name}: actuators"    # the controller's diagnostic status with its torques
-DIAGNOSTICS_LINE_WIDTH = 70
-STATIC_PERIOD = 2.0               # s between two sends of the latched markers (see publish_static_markers)       # characters: a status line cut there (its whole text is on /diagnostics)
+DIAGNOSTICS_LINE_WIDTH = 70       # characters: a status line cut there (its whole text is on /diagnostics)
+STATIC_PERIOD = 2.0               # s between two sends of the latched markers (see publish_static_markers)
 
 
 @dataclass(frozen=True)

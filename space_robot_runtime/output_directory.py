@@ -10,6 +10,9 @@ Ownership: every directory this tool writes holds MARKER (a small JSON file). A 
 empty and has no marker belongs to the user and is never replaced. Staging directories left by a run that
 was killed (SIGKILL, power loss) are removed by the next run into the same place, once their process is
 gone.
+
+Other tools of the package (space-robot-campaign) own their directories the same way, under their own name
+(`tool`): a directory of one tool is foreign to another.
 """
 from __future__ import annotations
 

@@ -10,11 +10,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # Layers, core first: a package may import only from layers listed before it (and itself).
 LAYERS = ["space_robot_dynamics", "space_robot_control", "space_robot_monitoring", "space_robot_nodes",
-          "space_robot_runtime", "space_robot_identification"]
+          "space_robot_runtime", "space_robot_identification", "space_robot_campaign"]
 # Core packages with a glue subfolder: outside it they may import only these earlier layers.
 CORE_WITH_GLUE = {"space_robot_identification": ("tool", {"space_robot_dynamics", "space_robot_control",
                                                           "space_robot_monitoring"})}
 ROS_ONLY = ("rclpy", "launch", "launch_ros", "ament_index_python", "tf2_ros")
+# The optional extra `campaign` (setup.py): only space_robot_campaign may import these.
+CAMPAIGN_ONLY = ("ray", "pyarrow")
 
 
 def imported_modules(path: Path):
@@ -55,6 +57,16 @@ def test_core_parts_stay_out_of_the_glue():
                     problems.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module} outside {glue_folder}/")
                 if module in ("rosbags", *ROS_ONLY):
                     problems.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module} outside {glue_folder}/")
+    assert not problems, "\n".join(problems)
+
+
+def test_only_the_campaign_package_imports_the_campaign_extra():
+    problems = []
+    for package in LAYERS[:-1]:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for module, node in imported_modules(path):
+                if module in CAMPAIGN_ONLY:
+                    problems.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module} (extra [campaign])")
     assert not problems, "\n".join(problems)
 
 

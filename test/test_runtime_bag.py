@@ -59,10 +59,11 @@ def expected_counts(scenario) -> dict:
     for topic in (dyn.throttled_joint_states, *dyn.throttled_odometry.values()):
         counts[topic] = n(dyn.throttled_rate)
     # the visualization node: markers and the setpoint pose at its rate (the setpoint is there from t = 0), the
-    # path at its own, the wheel discs once (latched); no goal before DURATION (it is published at 0.5 s)
+    # path at its own, the wheel discs once (latched; again every 2 s); no goal before DURATION (it is published at
+    # 0.5 s)
     vis = nodes.visualization
     counts.update({vis.markers: n(vis.rate), vis.attitude_setpoint_pose: n(vis.rate), vis.goal_pose: 0,
-                   vis.end_effector_path: n(vis.path_rate), vis.planned_end_effector_path: 0, vis.static_markers: 1,   # (again every 2 s)
+                   vis.end_effector_path: n(vis.path_rate), vis.planned_end_effector_path: 0, vis.static_markers: 1,
                    vis.display_joint_states: n(vis.rate), vis.commanded_efforts: n(vis.rate)})
     return counts
 

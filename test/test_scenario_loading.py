@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import textwrap
 
+import numpy as np
 import pytest
 
 from space_robot_dynamics.config_reader import load_yaml_file, parse_yaml
 from space_robot_dynamics.errors import ConfigError
+from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.package_share import resolve
 from space_robot_nodes.scenario import find_scenario, load_scenario, parse_overrides, shipped_scenarios
 from space_robot_runtime.simulation_run import SimulationRun
@@ -58,6 +60,29 @@ def test_set_reaches_the_scenario_itself_and_nested_list_entries():
     assert [o.field for o in scenario.overrides][:3] == ["simulation.dt", "duration", "recording.rate"]
 
 
+def test_the_target_mass_properties_are_scaled_by_its_xacro_arguments():
+    """urdf/target.urdf.xacro: mass 1500 kg and principal moments 300 kg m^2 times the scale factors."""
+    scenario = scenario_with("model.subtrees.target.xacro_args.mass_scale=0.9",
+                             "model.subtrees.target.xacro_args.inertia_scale_x=1.2",
+                             "model.subtrees.target.xacro_args.inertia_scale_z=0.8")
+    system = SystemModel(scenario.model)
+    inertia = system.model.inertias[system.subtree("target").root_joint_id]
+    assert inertia.mass == pytest.approx(1350.0, rel=1e-12)
+    assert np.allclose(inertia.inertia, np.diag([360.0, 300.0, 240.0]), rtol=1e-12, atol=0)
+    nominal = SystemModel(scenario_with().model)
+    assert nominal.model.inertias[nominal.subtree("target").root_joint_id].mass == 1500.0
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"inertia_scale_z": 2.5}, r"link\[target/base_link\].inertial.inertia: is not a physical inertia tensor"),
+    ({"mass_scale": "heavy"}, r"xacro failed on .*target.urdf.xacro: could not convert string to float: 'heavy'"),
+])
+def test_unphysical_target_scale_factors_are_refused_when_the_model_is_built(args, message):
+    overrides = [f"model.subtrees.target.xacro_args.{k}={v}" for k, v in args.items()]
+    with pytest.raises(ConfigError, match=message):
+        SystemModel(scenario_with(*overrides).model)
+
+
 def test_the_pyramid_wheels_are_one_set_away():
     scenario = scenario_with("model=config/models/servicer_target_pyramid.yaml")
     run = SimulationRun(scenario)
@@ -70,6 +95,10 @@ def test_the_pyramid_wheels_are_one_set_away():
     ("duration=0", r"^--set duration=0: duration: must be > 0"),
     ("model.gravity=[1]", r"^--set model.gravity=\[1\]: gravity: must have 3 entries, got 1 \(in .*servicer_target"),
     ("model.subtrees.servicer.xacro_args=3", r"^--set model.subtrees.servicer.xacro_args=3: subtrees\[0\].xacro_args"),
+    ("model.subtrees.target.xacro_args.inertia_scale=1.1",
+     r"^--set model.subtrees.target.xacro_args.inertia_scale=1.1: subtrees\[1\].xacro_args.inertia_scale: is not an "
+     r"argument of target.urdf.xacro \(its arguments: inertia_scale_x, inertia_scale_y, inertia_scale_z, mass_scale\)"),
+    ("model.subtrees.target.xacro_args.mass_scale=[1]", r"xacro_args.mass_scale: must be a string, number or boolean"),
     ("model.subtrees.hubble.name=x", r"^--set model.subtrees.hubble.name=x: subtrees: has no entry 'hubble' .*"
                                      r"'servicer', 'target'"),
     ("model.gravity.x=1", r"^--set model.gravity.x=1: gravity: has no entry 'x'"),
@@ -155,3 +184,18 @@ def test_a_scenario_file_that_is_not_text_or_not_a_mapping(tmp_path):
         """))
     with pytest.raises(ConfigError, match="<root>: must be a mapping, got list"):
         load_scenario(listing)
+
+
+def test_declared_xacro_arguments_follow_relative_includes_and_give_up_on_others(tmp_path):
+    from space_robot_dynamics.model.urdf_source import declared_arguments
+
+    assert declared_arguments(resolve("urdf/servicer.urdf.xacro")) >= {"wheel_layout"}
+    (tmp_path / "part.xacro").write_text('<robot xmlns:xacro="http://www.ros.org/wiki/xacro">'
+                                         '<xacro:arg name="inner" default="1"/></robot>')
+    main = tmp_path / "main.urdf.xacro"
+    main.write_text('<robot xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:arg name="outer" default="1"/>'
+                    '<xacro:include filename="part.xacro"/></robot>')
+    assert declared_arguments(main) == {"outer", "inner"}
+    main.write_text('<robot xmlns:xacro="http://www.ros.org/wiki/xacro">'
+                    '<xacro:include filename="$(find other)/part.xacro"/></robot>')
+    assert declared_arguments(main) is None

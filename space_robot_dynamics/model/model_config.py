@@ -12,6 +12,7 @@ import numpy as np
 
 from ..config_reader import ConfigReader, load_config_file
 from .flexibility_config import read_elastic_joints, read_flexible_links
+from .urdf_source import declared_arguments
 
 BASE_JOINT_TYPES = ("free_flyer", "spherical", "planar", "fixed")
 
@@ -82,12 +83,11 @@ def read_model_config(reader: ConfigReader) -> ModelConfig:
         rpy = tuple(mount.vector("rpy", 3, [0.0, 0.0, 0.0]))
         mount_frame = mount.string("frame", "")
         mount.reject_unknown()
-        xacro_args = sub.raw("xacro_args", {}) or {}
-        if not isinstance(xacro_args, dict):
-            raise sub.error("xacro_args", "must be a mapping name -> value")
+        urdf = sub.file_path("urdf")        # next to this file, else in the share
+        xacro_args = _xacro_args(sub, urdf)
         subtrees.append(SubtreeConfig(
             name=sub.string("name"),
-            urdf=sub.file_path("urdf"),     # next to this file, else in the share
+            urdf=urdf,
             base_joint=sub.string("base_joint", choices=BASE_JOINT_TYPES),
             base_link=sub.string("base_link"),
             frame_prefix=sub.string("frame_prefix", ""),
@@ -124,6 +124,24 @@ def read_model_config(reader: ConfigReader) -> ModelConfig:
     wheels.reject_unknown()
     reader.reject_unknown()
     return config
+
+
+def _xacro_args(sub: ConfigReader, urdf: Path) -> dict:
+    """The subtree's xacro arguments: scalars, each declared by the file (a misspelt argument would otherwise
+    be ignored by xacro, silently leaving the default in place)."""
+    xacro_args = sub.raw("xacro_args", {}) or {}
+    if not isinstance(xacro_args, dict):
+        raise sub.error("xacro_args", "must be a mapping name -> value")
+    if xacro_args and urdf.suffix != ".xacro":
+        raise sub.error("xacro_args", f"{urdf.name} is not a xacro file: it takes no arguments")
+    declared = declared_arguments(urdf) if xacro_args else set()
+    for name, value in xacro_args.items():
+        if declared is not None and name not in declared:
+            raise sub.error(f"xacro_args.{name}", f"is not an argument of {urdf.name} (its arguments: "
+                            f"{', '.join(sorted(declared)) or 'none'})")
+        if isinstance(value, (dict, list)) or value is None:
+            raise sub.error(f"xacro_args.{name}", f"must be a string, number or boolean, got {value!r}")
+    return dict(xacro_args)
 
 
 def load_model_config(path: str | Path) -> ModelConfig:

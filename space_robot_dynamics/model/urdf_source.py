@@ -30,6 +30,35 @@ def expand(path: Path, xacro_args: dict[str, str] | None = None) -> str:
     return document.toprettyxml(indent="  ")
 
 
+def declared_arguments(path: Path) -> set[str] | None:
+    """Names of the `<xacro:arg>` a xacro file declares, with those of the files it includes by a relative
+    name (resolved next to the including file); None when an include cannot be followed that way (e.g.
+    `$(find pkg)/...`), so the caller cannot tell an undeclared argument from one declared there."""
+    names: set[str] = set()
+    pending, seen = [Path(path)], set()
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            root = ET.parse(current).getroot()
+        except (OSError, ET.ParseError):
+            return None
+        for element in root.iter():
+            if element.tag == f"{{{_XACRO_NS}}}arg" and element.get("name"):
+                names.add(element.get("name"))
+            elif element.tag == f"{{{_XACRO_NS}}}include":
+                filename = element.get("filename", "")
+                if "$" in filename or not filename:
+                    return None
+                pending.append(current.parent / filename)
+    return names
+
+
+_XACRO_NS = "http://www.ros.org/wiki/xacro"
+
+
 def prefix_names(urdf_xml: str, prefix: str) -> str:
     """Prefix every link and joint name (and the references to them) with `prefix`, like tf's frame_prefix."""
     if not prefix:
