@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config_reader import ConfigReader, load_config_file
+from ..contact.contact_config import read_contact_surfaces, read_grasp
 from .flexibility_config import read_elastic_joints, read_flexible_links
 from .urdf_source import declared_arguments
 
@@ -52,6 +53,8 @@ class ModelConfig:
     wheel_max_torque (N m) and wheel_max_speed (rad/s, relative to the bus) apply to every wheel.
     flexible_links / elastic_joints: FlexibleLinkConfig / ElasticJointConfig (flexibility_config.py,
     docs/flexibility.md); empty for a rigid model.
+    grasp: the capture mechanism on the hand (contact_config.GraspConfig, docs/contact.md), None without one;
+    contact_surfaces: SurfaceConfig per surface the end effector can be kept on.
     """
 
     name: str
@@ -64,6 +67,8 @@ class ModelConfig:
     source: str | None = None
     flexible_links: tuple = ()
     elastic_joints: tuple = ()
+    grasp: object = None
+    contact_surfaces: tuple = ()
 
     @property
     def flexible(self) -> bool:
@@ -120,6 +125,8 @@ def read_model_config(reader: ConfigReader) -> ModelConfig:
         source=reader.source,
         flexible_links=read_flexible_links(reader),
         elastic_joints=read_elastic_joints(reader),
+        grasp=read_grasp(reader),
+        contact_surfaces=read_contact_surfaces(reader),
     )
     wheels.reject_unknown()
     reader.reject_unknown()

@@ -19,6 +19,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..config_reader import ConfigReader
+from ..contact.contact_sites import resolve_grasp, resolve_surfaces
 from ..errors import CommandError, ConfigError
 from ..package_share import find_in_share
 from ..pinocchio_compat import append_model_at_frame, append_model_at_universe, build_model_from_urdf_string
@@ -104,6 +105,9 @@ class SystemModel:
         self.arm_effort_limit = model.effortLimit[self.arm_v].copy() if len(self.arm_v) else np.zeros(0)
         self.wheel_max_torque = np.full(len(self.wheel_v), config.wheel_max_torque)
         self.wheel_max_speed = np.full(len(self.wheel_v), config.wheel_max_speed)
+        # the capture mechanism and the contact surfaces (docs/contact.md): frames resolved now, errors name the field
+        self.grasp = resolve_grasp(model, config.grasp, config.source)
+        self.contact_surfaces = resolve_surfaces(model, config.contact_surfaces, config.source)
 
     # ---- lookups ----------------------------------------------------------------------------
     @property

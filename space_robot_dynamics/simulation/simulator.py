@@ -23,6 +23,13 @@ T + V - (T0 + V0) = actuator_work + external_work - dissipated_energy. With flex
 coordinates depend on the modal ones (eq. 14): the forward dynamics is then the reduced one of eq. 16
 (reduced_dynamics.py) instead of aba, and the dependent entries are re-projected after each step. At start-up
 flexible_stability.py checks that dt resolves the stiffest mode.
+
+Contacts (docs/contact.md): a model with a `grasp` section has a gripper (`command_gripper`), one with
+`contact_surfaces` a surface contact mode (`set_contact_surface`). Events act at step boundaries: a grasp or a
+touchdown is a plastic impulse (Pinocchio's impulseDynamics) that changes v at that instant; while a constraint is
+held (the grasp's 6D loop, a surface's normal) the forward dynamics is the constrained one (loop_closure.py,
+surface_contact.py) in place of aba or eq. 16. The impulses' energy losses are part of `dissipated_energy`; the
+constraint forces are internal, so momentum stays conserved.
 """
 from __future__ import annotations
 
@@ -33,7 +40,12 @@ import pinocchio as pin
 
 from ..command_checks import all_finite, checked_vector, numeric_vector, require_finite
 from ..config_reader import ConfigReader
-from ..errors import SimulationDivergedError
+from ..contact.contact_events import GRASP, RELEASE, ContactEvent
+from ..contact.explicit_constraints import ExplicitConstraintDynamics
+from ..contact.grasp import Grasp
+from ..contact.surface_contact import SurfaceContact
+from ..contact.surface_mode import SurfaceMode
+from ..errors import CommandError, SimulationDivergedError
 from ..index_views import contiguous_index
 from ..model.system_model import SystemModel
 from .elastic_forces import ElasticForces
@@ -102,10 +114,36 @@ class Observation:
     wheel_torque: np.ndarray    # N m applied after limits, wheel_joints order
     saturated: np.ndarray       # bool, arm joints then wheels: command altered by a limit
     actuator_work: float        # J
-    dissipated_energy: float    # J (joint damping and friction, modal and elastic-joint dampers)
+    dissipated_energy: float    # J (joint damping and friction, modal and elastic-joint dampers, contact impulses)
     external_work: float = 0.0  # J, of the external wrenches
     elastic_energy: float = 0.0     # J, potential energy of the modal and joint springs (flexibility.md eqs. 10, 12)
     flexible: FlexibleState | None = None     # None for a rigid model
+    contact: ContactState | None = None       # None for a model without a grasp or contact surfaces
+
+
+@dataclass(frozen=True)
+class ContactState:
+    """The contacts at one instant (docs/contact.md). mode: "free", "grasp" or "surface".
+    gripper_closed: the gripper's state; holding: the grasp holds the target (closed on nothing: False).
+    grasp_time (s): when the grasp now holding closed (None). force: the multipliers of the constraint held, from
+    the last step's first stage (the grasp: the wrench the target exerts on the hand, [N, N m] in the end-effector
+    frame about its origin, 6; a surface: the normal force on the robot's point, N, 1); None when free.
+    peak_force (N), peak_torque (N m): largest grasp force and torque since the grasp closed (a surface contact:
+    the largest normal force since touchdown, torque 0). drift_position (m), drift_angle (rad): the held grasp's
+    pose error |e_p| (loop_closure.py eq. 1), or the surface's |Phi|; 0 when free. surface: the armed surface
+    ("" none). events: how many contact events so far (Simulator.contact_events)."""
+
+    mode: str
+    gripper_closed: bool
+    holding: bool
+    grasp_time: float | None
+    force: np.ndarray | None
+    peak_force: float
+    peak_torque: float
+    drift_position: float
+    drift_angle: float
+    surface: str
+    events: int
 
 
 class Simulator:
@@ -130,6 +168,7 @@ class Simulator:
             self.layout.add("dissipated_energy", 1)
         self._wrenches = ExternalWrenches(self.model)     # set and cleared through the methods below only
         self._dt = settings.dt
+        self._setup_contacts()
         self._select_rhs()
         # Actuator commands travel as one vector: arm joints then wheels.
         self._n_arm = len(system.arm_joints)
@@ -161,6 +200,27 @@ class Simulator:
             check_explicit_stability(self.model, self.state.q, self.dissipation, settings.dt, settings.integrator,
                                      list(system.arm_joints))
 
+    def _setup_contacts(self) -> None:
+        """The gripper and the surface contacts of the model, if it declares them (docs/contact.md)."""
+        system = self.system
+        self.grasp: Grasp | None = None
+        self.surface_mode: SurfaceMode | None = None
+        self._active = None                  # the constraint held now: a LoopClosure or a SurfaceContact
+        self._events: list[ContactEvent] = []
+        self._impact_loss = 0.0              # J, kinetic energy the contact impulses took
+        self._first_stage = False
+        if system.grasp is None and not system.contact_surfaces:
+            return
+        explicit = ExplicitConstraintDynamics(self.model, system.coordinates)
+        columns = [np.array([v for name in subtree.joint_names for v in range(*system.v_slice(name).indices(
+            self.model.nv))], dtype=int) for subtree in system.subtrees]
+        if system.grasp is not None:
+            self.grasp = Grasp(self.model, system.grasp, explicit, columns)
+        if system.contact_surfaces:
+            surfaces = {name: SurfaceContact(self.model, site.config, site.surface_frame, site.contact_frame, explicit)
+                        for name, site in system.contact_surfaces.items()}
+            self.surface_mode = SurfaceMode(self.model, surfaces, columns)
+
     def _make_dissipation(self) -> JointDissipation | None:
         s = self.settings
         if not (s.joint_damping or s.joint_friction) or len(self.system.arm_v) == 0:
@@ -179,6 +239,14 @@ class Simulator:
             self.system.coordinates.project(q, v)
         self._actuator_work = 0.0
         self.state = SimState(float(t), q, v, np.zeros(self.layout.size), self.layout)
+        if getattr(self, "_active", None) is not None or getattr(self, "grasp", None) is not None \
+                or getattr(self, "surface_mode", None) is not None:     # contacts open (not yet made in __init__)
+            for part in (self.grasp, self.surface_mode):
+                if part is not None:
+                    part.reset()
+            self._active = None
+            self._impact_loss = 0.0
+            self._select_rhs()
 
     # ---- external wrenches --------------------------------------------------------------------
     def set_external_wrench(self, frame: str, force=None, torque=None, expressed_in: str = "world", point=None,
@@ -210,11 +278,123 @@ class Simulator:
         """The wrenches acting, label -> ExternalWrench, in the order they were set (a copy)."""
         return self._wrenches.wrenches
 
+    # ---- contacts -------------------------------------------------------------------------------
+    def command_gripper(self, closed: bool) -> None:
+        """Close (True) or open (False) the gripper from the next step on (grasp.py has what each does).
+        CommandError when the model has no grasp or `closed` is not a boolean."""
+        if self.grasp is None:
+            raise CommandError("gripper", "the model has no gripper to command: give it a `grasp` section "
+                                          "(docs/contact.md)")
+        if not isinstance(closed, (bool, np.bool_)):
+            raise CommandError("gripper", f"must be true (close) or false (open), got {closed!r}")
+        self.grasp.command(bool(closed))
+
+    def set_contact_surface(self, name: str | None) -> None:
+        """Arm the surface contact mode on the model's surface `name` (None: disarm; a contact held ends).
+        CommandError for a surface the model does not have."""
+        surfaces = self.surface_mode.surfaces if self.surface_mode is not None else {}
+        if name is not None and name not in surfaces:
+            raise CommandError("contact_surface", f"no surface {name!r} in the model (have {sorted(surfaces)})")
+        if self.surface_mode is None:
+            return
+        event = self.surface_mode.arm(name, self.state.t)
+        if event is not None:
+            self._record(event)
+            if not self._holding():
+                self._activate(None)
+
+    @property
+    def contact_events(self) -> tuple[ContactEvent, ...]:
+        """Every contact event so far, in order (contact_events.py)."""
+        return tuple(self._events)
+
+    def contact_state(self) -> ContactState | None:
+        """The contacts now (ContactState); None for a model without a grasp or contact surfaces."""
+        grasp, surface = self.grasp, self.surface_mode
+        if grasp is None and surface is None:
+            return None
+        s = self.state
+        drift_position = drift_angle = 0.0
+        force, peak_force, peak_torque, mode = None, 0.0, 0.0, "free"
+        if grasp is not None and grasp.holding:
+            mode, force = "grasp", grasp.last_force.copy()
+            peak_force, peak_torque = grasp.peak_force, grasp.peak_torque
+            error_p, _ = grasp.loop.errors(self._obs_data, s.q)
+            drift_position, drift_angle = float(np.linalg.norm(error_p[:3])), float(np.linalg.norm(error_p[3:]))
+        elif surface is not None and surface.in_contact:
+            mode, force, peak_force = "surface", surface.last_force.copy(), surface.peak_normal_force
+            drift_position = abs(surface.armed.distance(self._obs_data, s.q, s.v)[0])
+        return ContactState(mode, grasp is not None and grasp.closed, grasp is not None and grasp.holding,
+                            grasp.grasp_time if grasp is not None and grasp.holding else None, force, peak_force,
+                            peak_torque, drift_position, drift_angle,
+                            surface.armed.config.name if surface is not None and surface.armed is not None else "",
+                            len(self._events))
+
+    def constraint_force(self) -> np.ndarray | None:
+        """The multipliers of the constraint held (as ContactState.force) evaluated at the current state under the
+        command applied over the last step (as joint_states' effort); None when no constraint is held."""
+        if self._active is None:
+            return None
+        s = self.state
+        self._rhs(s.q, np.concatenate((s.v, s.z)) if not self._aux_free else s.v)
+        return self._active.force.copy()
+
+    def _holding(self) -> bool:
+        return self.grasp is not None and self.grasp.holding
+
+    def _record(self, event: ContactEvent) -> None:
+        self._events.append(event)
+        self._impact_loss += event.energy_loss
+
+    def _activate(self, constraint) -> None:
+        self._active = constraint
+        self._select_rhs()
+
+    def _contact_step_start(self, s: SimState) -> SimState:
+        """Gripper commands and the unilateral check of a surface contact, at the start of a step."""
+        v = s.v
+        if self.grasp is not None:
+            v, event = self.grasp.at_step_start(s.t, s.q, v)
+            if event is not None:
+                self._record(event)
+                if event.kind == GRASP:
+                    if self.surface_mode is not None and self.surface_mode.in_contact:
+                        self._record(self.surface_mode.separate(s.t, "the grasp closed"))
+                    self._activate(self.grasp.loop)
+                elif event.kind == RELEASE:
+                    self._activate(None)
+        surface = self.surface_mode
+        if surface is not None and surface.in_contact and not self._holding():
+            self._rhs(s.q, np.concatenate((v, s.z)) if not self._aux_free else v)
+            if surface.armed.force[0] < 0.0:       # the surface would have to pull: the point leaves it
+                self._record(surface.separate(s.t, f"normal force {surface.armed.force[0]:.4g} N < 0 under "
+                                                   "this step's command"))
+                self._activate(None)
+        return s if v is s.v else SimState(s.t, s.q, v, s.z, s.layout)
+
+    def _contact_step_end(self, s: SimState) -> SimState:
+        """The multipliers of the step's first stage, and a touchdown on an armed surface, at the end of a step."""
+        if self._active is not None:
+            part = self.grasp if self._holding() else self.surface_mode
+            part.record_force(self._stage_force)
+        surface = self.surface_mode
+        if surface is None or surface.armed is None or surface.in_contact or self._holding():
+            return s
+        v, event = surface.touchdown(s.t, s.q, s.v)
+        if event is None:
+            return s
+        self._record(event)
+        self._activate(surface.armed)
+        return SimState(s.t, s.q, v, s.z, s.layout)
+
     def _select_rhs(self) -> None:
-        """The right-hand side for the auxiliary states present: plain aba when there are none."""
+        """The right-hand side for the auxiliary states present: plain aba when there are none; the constrained
+        dynamics while a contact is held."""
         layout, nv = self.layout, self.model.nv
         self._aux_free = layout.size == 0
-        if self.flexibility is not None:
+        if getattr(self, "_active", None) is not None:
+            self._rhs = self._constrained_rhs
+        elif self.flexibility is not None:
             self._rhs = self._flexible_rhs
         else:
             self._rhs = self._aba if self._aux_free else self._aba_aux
@@ -256,6 +436,10 @@ class Simulator:
         """Advance one dt with the given torques (see set_command); returns the new state."""
         self.set_command(arm_torque, wheel_torque)
         s = self.state
+        contacts = self.grasp is not None or self.surface_mode is not None
+        if contacts:
+            s = self.state = self._contact_step_start(s)
+            self._first_stage = self._active is not None
         if self._aux_free:
             q, v, dq = self.integrator.step(self._rhs, s.q, s.v, self._dt)
             y, z = v, self._no_aux
@@ -270,6 +454,8 @@ class Simulator:
                                           np.flatnonzero(~np.isfinite(q)).tolist())
         self._actuator_work += float(self._tau_cmd.dot(dq))
         self.state = SimState(s.t + self._dt, q, v, z, self.layout)
+        if contacts:
+            self.state = self._contact_step_end(self.state)
         return self.state
 
     def _aba(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -331,6 +517,35 @@ class Simulator:
             ydot[self._external_rate] = wrenches.power(self.data) if fext is not None else 0.0
         return ydot
 
+    def _constrained_rhs(self, q: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """ydot at (q, y = [v, z]) with the contact held (self._active): the latched command plus the elastic and
+        damping forces of a flexible model and the joint dissipation (if on), the external wrenches (if any),
+        through the constraint's forward dynamics; its multipliers of a step's first stage are kept."""
+        nv = self.model.nv
+        v = y[:nv]
+        tau = self._tau_cmd.copy()
+        power = self.elastic.add_to(tau, q, v) if self.elastic is not None else 0.0
+        if self.dissipation is not None:
+            idx = self.dissipation.v_indices
+            tau_d = self.dissipation.torque(v)
+            tau[idx] += tau_d
+            power -= tau_d @ v[idx]
+        wrenches = self._wrenches
+        fext = wrenches.joint_forces(q) if len(wrenches) else None
+        acceleration = self._active.acceleration(self.data, q, v, tau, fext)
+        if self._first_stage:
+            self._stage_force = self._active.force
+            self._first_stage = False
+        if len(y) == nv:
+            return acceleration
+        ydot = np.empty(len(y))
+        ydot[:nv] = acceleration
+        if self._dissipated_rate is not None:
+            ydot[self._dissipated_rate] = power
+        if self._external_rate is not None:       # the forward pass left the joint velocities at (q, v) in data
+            ydot[self._external_rate] = wrenches.power(self.data) if fext is not None else 0.0
+        return ydot
+
     # ---- outputs ----------------------------------------------------------------------------
     @property
     def applied_torques(self) -> tuple[np.ndarray, np.ndarray]:
@@ -355,10 +570,12 @@ class Simulator:
             arm_torque=self._applied[:self._n_arm].copy(), wheel_torque=self._applied[self._n_arm:].copy(),
             saturated=self._applied != self._command,
             actuator_work=self._actuator_work,
-            dissipated_energy=float(s.aux("dissipated_energy")[0]) if self._dissipated_rate is not None else 0.0,
+            dissipated_energy=(float(s.aux("dissipated_energy")[0]) if self._dissipated_rate is not None else 0.0)
+            + self._impact_loss,
             external_work=float(s.aux("external_work")[0]) if self._external_rate is not None else 0.0,
             elastic_energy=0.0 if self.flexibility is None else self.flexibility.potential_energy(s.q),
             flexible=None if self.flexibility is None else self.flexible_state(),
+            contact=self.contact_state(),
         )
 
     def flexible_state(self) -> FlexibleState:
