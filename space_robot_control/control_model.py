@@ -14,8 +14,14 @@ one). Its state is read from the flexible one joint by joint:
   encoder sits on the motor side of the spring, as on seed 003's test bed), with which joint-space feedback
   through the spring stays passive;
 - modal coordinates and the tip chains are left out (the vibration-suppression term reads them).
+
+`without` names subtrees the control model leaves out: the joined system after a capture is computed with the
+servicer alone, the held target's inertia then added to the hand's body (ServicerController.set_grasp,
+docs/contact.md sec. 8); their coordinates are left out of the state as the modal ones are.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pinocchio as pin
@@ -24,16 +30,21 @@ from space_robot_dynamics.model.system_model import SystemModel
 
 
 class ControlModel:
-    def __init__(self, system: SystemModel):
+    def __init__(self, system: SystemModel, without: tuple = ()):
         self.system = system
         flexibility = system.flexibility
-        self.rigid = system if flexibility is None else SystemModel(system.config.rigid())
-        self.identity = flexibility is None
+        self.identity = flexibility is None and not without
+        if without:
+            config = system.config.rigid()
+            kept = tuple(s for s in config.subtrees if s.name not in without)
+            self.rigid = SystemModel(replace(config, subtrees=kept, grasp=None, contact_surfaces=()))
+        else:
+            self.rigid = system if flexibility is None else SystemModel(system.config.rigid())
         if self.identity:
             return
         rigid, model = self.rigid, self.rigid.model
         armature = model.armature.copy()
-        for j in flexibility.joints:
+        for j in (flexibility.joints if flexibility is not None else ()):
             gear, rotor = j.joint.gear_ratio, j.joint.rotor_inertia()       # I_r a a^T, joint frame
             child = rigid.joint_id(j.joint.name)
             parent = model.parents[child]
@@ -46,7 +57,7 @@ class ControlModel:
         q_source, q_gain, v_source, v_gain = [], [], [], []
         for j in range(1, model.njoints):
             name, joint = model.names[j], model.joints[j]
-            elastic = flexibility.elastic(name)
+            elastic = flexibility.elastic(name) if flexibility is not None else None
             if elastic is not None:
                 gear = elastic.joint.gear_ratio
                 q_source.append(elastic.rotor_q)
@@ -62,7 +73,7 @@ class ControlModel:
         self._q = (np.array(q_source, dtype=int), np.array(q_gain))
         self._v = (np.array(v_source, dtype=int), np.array(v_gain))
         if len(q_source) != rigid.nq or len(v_source) != rigid.nv:
-            raise AssertionError("the rigid model's joints must be the flexible model's")
+            raise AssertionError("the control model's joints must be the simulated model's")
 
     def state(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(q, v) of the rigid control model from the simulated model's (new arrays unless rigid)."""

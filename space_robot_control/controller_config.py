@@ -63,6 +63,17 @@ class VibrationSuppressionConfig:
 
 
 @dataclass(frozen=True)
+class CaptureConfig:
+    """After a grasp (docs/contact.md sec. 8): the grasp wrench (N, N m) the arm's commands are scaled to stay
+    below, predicted on the joined model (grasp_wrench_limit.py); the bus rate (rad/s) below which the wheels'
+    rate damping of the joined stack ends and its attitude is held."""
+
+    force_limit: float = 20.0
+    torque_limit: float = 10.0
+    detumble_rate: float = 1.0e-3
+
+
+@dataclass(frozen=True)
 class ControllerConfig:
     """rate: Hz (the node's command rate). modes: subset of MODES. arm_joints / wheel_joints: output order
     (None: the model's order). bus_subtree: the model subtree whose base the wheels turn."""
@@ -76,6 +87,7 @@ class ControllerConfig:
     attitude_hold: AttitudeHoldConfig
     source: str | None = None
     vibration_suppression: VibrationSuppressionConfig = VibrationSuppressionConfig()
+    capture: CaptureConfig = CaptureConfig()
 
 
 def read_controller_config(reader: ConfigReader) -> ControllerConfig:
@@ -133,8 +145,14 @@ def read_controller_config(reader: ConfigReader) -> ControllerConfig:
                                            damping_ratio=vs.number("damping_ratio", 0.02, exclusive_minimum=0.0,
                                                                    maximum=0.1))
     vs.reject_unknown()
+    cp = reader.sub("capture", {})
+    capture = CaptureConfig(force_limit=cp.number("grasp_force_limit", 20.0, exclusive_minimum=0.0),
+                            torque_limit=cp.number("grasp_torque_limit", 10.0, exclusive_minimum=0.0),
+                            detumble_rate=cp.number("detumble_rate", 1.0e-3, exclusive_minimum=0.0))
+    cp.reject_unknown()
     reader.reject_unknown()
-    return ControllerConfig(rate, tuple(modes), bus, arm, wheels, joint_tracking, attitude, reader.source, vibration)
+    return ControllerConfig(rate, tuple(modes), bus, arm, wheels, joint_tracking, attitude, reader.source, vibration,
+                            capture)
 
 
 def load_controller_config(path: str | Path) -> ControllerConfig:

@@ -22,6 +22,18 @@ run as computed_torque.ComputedTorqueStep (eqs. 4-5 there: one Cholesky factoriz
 read off the factor), which gives the same torques as ReducedDynamics to round-off.
 The state is checked once, at update()'s boundary (numeric vectors of the model's sizes, finite); the
 steps behind it take it as it is.
+
+Capture (docs/contact.md sec. 8): on a model with a grasp, a second controller of the same configuration computes
+with the joined system (the servicer alone, ControlModel(without=target), the held target's inertia added to the
+hand's body at the grasp). set_grasp(True) hands every call over to it: it holds the arm at its pose at the grasp,
+with the commanded arm accelerations scaled so that the predicted grasp wrench stays below the configured limit
+(grasp_wrench_limit.py), and damps the stack's rotation with the wheels (the attitude setpoint follows the bus until
+its rate is below capture.detumble_rate, then it is held), with the PD gains retuned for the joined stack's
+inertia. set_grasp(False) returns to the free model, holding the arm and the bus where they are.
+On a flexible model the arm keeps its free model's motor-side loop while the grasp holds: through joint springs of
+4-1500 N m/rad the 1500 kg target is not a load the motors can be commanded to move as if rigidly attached (a
+computed torque on the joined rigid model winds the wrist springs up and diverges); the wheels take the joined
+stack's gains and damp its rate, and the wrench limiter (a rigid-model prediction) is not applied.
 """
 from __future__ import annotations
 
@@ -41,6 +53,7 @@ from .attitude_control import AttitudeController, AttitudeGains, quaternion_left
 from .computed_torque import ComputedTorqueStep, FreeFloatingComputedTorque
 from .control_model import ControlModel
 from .controller_config import ControllerConfig, check_joint_list
+from .grasp_wrench_limit import GraspWrenchLimiter
 from .joint_trajectory import JointLimits, JointTrajectoryFollower, TrajectoryReport, quintic_powers
 from .vibration_suppression import ModalRateDamping
 
@@ -88,6 +101,12 @@ class ControlOutput:
         return self._reference[:len(self.arm_torque)]
 
     @property
+    def desired_accelerations(self) -> np.ndarray:
+        """a* of step 2 (rad/s^2), before any grasp-wrench scaling (nan if joint_tracking is off)."""
+        n = len(self.arm_torque)
+        return self._reference[2 * n:] if self._tracking else np.full(n, np.nan)
+
+    @property
     def tracking_error(self) -> np.ndarray:
         n = len(self.arm_torque)
         return self._reference[n:2 * n] if self._tracking else np.full(n, np.nan)
@@ -104,12 +123,12 @@ class ServicerController:
     Bad input raises CommandError naming the field and changes nothing.
     """
 
-    def __init__(self, system: SystemModel, config: ControllerConfig):
+    def __init__(self, system: SystemModel, config: ControllerConfig, control_model: ControlModel | None = None):
         self.system = system
         self.config = config
         # A flexible system is controlled through its rigid counterpart, with the motor angles of elastic joints
-        # (control_model.py); everything below is computed on that model.
-        self.control_model = ControlModel(system)
+        # (control_model.py); everything below is computed on that model (the joined system's: `control_model`).
+        self.control_model = ControlModel(system) if control_model is None else control_model
         self._input_shape = (system.nq, system.nv)
         system = self.control_model.rigid
         model = system.model
@@ -144,8 +163,8 @@ class ServicerController:
         if np.any(limits.lower > limits.upper):
             raise ConfigError("joint_tracking.trajectory.position_margin", "leaves no room inside the URDF "
                                                                           "position limits", src)
-        self.follower = JointTrajectoryFollower(self.arm_joints, limits, tc.limit_policy, tc.start_tolerance,
-                                                tc.allow_partial_joints)
+        self._follower = JointTrajectoryFollower(self.arm_joints, limits, tc.limit_policy, tc.start_tolerance,
+                                                 tc.allow_partial_joints)
         jt = config.joint_tracking
         self.kp = jt.natural_frequency**2
         self.kd = 2.0 * jt.damping_ratio * jt.natural_frequency
@@ -195,6 +214,35 @@ class ServicerController:
                 raise ConfigError("vibration_suppression.enabled", "the model has no flexible links or elastic "
                                   "joints to damp", src)
             self.vibration = ModalRateDamping(given, self.arm_joints, config.vibration_suppression.damping_ratio)
+        # capture: the joined system's controller (see the module docstring), and its state while the grasp holds
+        self.capture: CaptureMode | None = None          # set on the joined controller by attach()
+        self._joined: ServicerController | None = None
+        self._holding = False
+        self._hand_inertia = None
+        grasp = given.grasp
+        if control_model is None and grasp is not None and self.tracking:
+            target = given.subtree_of(given.model.frames[grasp.target_frame].name).name
+            self._joined = ServicerController(given, config, ControlModel(given, without=(target,)))
+
+    @property
+    def follower(self) -> JointTrajectoryFollower:
+        """The trajectory follower in force (the joined system's while the grasp holds)."""
+        return self._joined._follower if self._holding else self._follower
+
+    @property
+    def holding(self) -> bool:
+        """Whether the grasp holds for the controller (set_grasp)."""
+        return self._holding or self.capture is not None
+
+    @property
+    def capture_mode(self) -> CaptureMode | None:
+        """The capture state in force (the joined controller's, or this one's on a flexible model), None free."""
+        return self._joined.capture if self._holding else self.capture
+
+    @property
+    def joined(self) -> ServicerController | None:
+        """The joined system's controller (None without a grasp on the model or with joint_tracking off)."""
+        return self._joined
 
     def _revolute_q_index(self, name: str) -> int:
         rigid = self.control_model.rigid
@@ -224,28 +272,98 @@ class ServicerController:
         # bus orientation = mount (x) base joint's: L(mount) as a matrix, None for the identity
         self._mount = None if mount.tolist() == [0.0, 0.0, 0.0, 1.0] else quaternion_left_matrix(mount)
         axes = wheel_spin_axes(model, bus.root_joint_id, self.wheel_joints)
-        # Apparent bus inertia K^-1 at the neutral pose (arm locked when tracking, limp otherwise): the
-        # inertia the wheels turn, which sets the PD gains for the chosen bandwidth.
-        reduced = self.dynamics.reduce(system.neutral(), np.zeros(system.nv))
-        self.bus_inertia = np.linalg.inv(reduced.passive_inverse[np.ix_(self._bus_wp, self._bus_wp)])
-        self.bus_inertia = 0.5 * (self.bus_inertia + self.bus_inertia.T)
+        gains = self._attitude_gains(system.neutral())
         at = config.attitude_hold
-        gains = AttitudeGains.from_bandwidth(self.bus_inertia, at.natural_frequency, at.damping_ratio)
         index = [system.wheel_joints.index(n) for n in self.wheel_joints]
         self.attitude = AttitudeController(axes, system.wheel_max_torque[index], system.wheel_max_speed[index],
                                            gains, at.setpoint_xyzw)
         self._feedforward = at.feedforward
 
+    def _attitude_gains(self, q: np.ndarray) -> AttitudeGains:
+        """The PD gains for the configured bandwidth, from the apparent bus inertia K^-1 at configuration q (arm
+        locked when tracking, limp otherwise): the inertia the wheels turn. Sets self.bus_inertia."""
+        model = self.control_model.rigid
+        reduced = self.dynamics.reduce(q, np.zeros(model.nv))
+        inertia = np.linalg.inv(reduced.passive_inverse[np.ix_(self._bus_wp, self._bus_wp)])
+        self.bus_inertia = 0.5 * (inertia + inertia.T)
+        at = self.config.attitude_hold
+        return AttitudeGains.from_bandwidth(self.bus_inertia, at.natural_frequency, at.damping_ratio)
+
+    # ---- capture ----------------------------------------------------------------------------
+    def set_grasp(self, holding: bool, t: float, q, v) -> None:
+        """The grasp closed (True) or opened (False) with the system in state (q, v) at time t (s): switch to the
+        joined system's controller or back (module docstring). On a flexible model the arm keeps its motor-side
+        loop on the free model (module docstring); only the wheels' gains and rate damping change. CommandError when
+        the controller has no joined model (no grasp on the model, or joint_tracking off)."""
+        holding = bool(holding)
+        if holding == (self._holding or self.capture is not None):
+            return
+        if self._joined is None:
+            raise CommandError("grasp", "this controller has no joined-system model (the model has no grasp, or "
+                                        "joint_tracking is off)")
+        t = _finite_time(t)
+        q, v = self._checked_state(q, v)
+        q_r, _v_r = self.control_model.state(q, v)
+        if holding and self.control_model.system.flexibility is None:
+            self._joined.attach(t, q, v)
+            self._holding = True
+            return
+        if holding:             # flexible: the joined model for the wheels only
+            self._joined.attach(t, q, v)
+            if self.attitude is not None:
+                self._free_gains = self.attitude.gains
+                self.attitude.gains = self._joined.attitude.gains
+            self.capture = CaptureMode(t, None, self.attitude is not None, self.config.capture.detumble_rate)
+        else:
+            self._holding = False
+            if self.capture is not None and self.attitude is not None:
+                self.attitude.gains = self._free_gains
+            self.capture = None
+        self._follower.hold(q_r[self._arm_q])
+        if self.attitude is not None:
+            quat = self._bus_orientation(q_r)
+            self.attitude.set_setpoint(quat / np.linalg.norm(quat))
+
+    def attach(self, t: float, q: np.ndarray, v: np.ndarray) -> None:
+        """(The joined controller) the target is held from now on: its inertia onto the hand's body (placed as the
+        measured state has it), the attitude gains for the joined stack, the wrench limiter, the arm held where it
+        is, rate damping on."""
+        given, grasp = self.control_model.system, self.control_model.system.grasp
+        model_s, data = given.model, given.model.createData()
+        pin.forwardKinematics(model_s, data, q)
+        hand_s = model_s.frames[grasp.ee_frame].parentJoint
+        target_s = model_s.frames[grasp.target_frame].parentJoint
+        inertia = data.oMi[hand_s].actInv(data.oMi[target_s]).act(model_s.inertias[target_s])
+        model = self.control_model.rigid.model
+        hand = model.getJointId(model_s.names[hand_s])
+        if self._hand_inertia is None:
+            self._hand_inertia = model.inertias[hand].copy()
+        model.inertias[hand] = self._hand_inertia + inertia
+        q_r, _v_r = self.control_model.state(q, v)
+        if self.attitude is not None:
+            self.attitude.gains = self._attitude_gains(q_r)
+            quat = self._bus_orientation(q_r)
+            self.attitude.set_setpoint(quat / np.linalg.norm(quat))
+        ee_placement = model.frames[model.getFrameId(model_s.frames[grasp.ee_frame].name)].placement
+        cap = self.config.capture
+        limiter = GraspWrenchLimiter(self.dynamics, self._wheel_v if self.attitude is not None else (), hand,
+                                     inertia, ee_placement, cap.force_limit, cap.torque_limit)
+        self.capture = CaptureMode(t, limiter, self.attitude is not None, cap.detumble_rate)
+        self._follower.hold(q_r[self._arm_q])
+        self._first = False
+
     # ---- commands ---------------------------------------------------------------------------
     def set_trajectory(self, joint_names, points, start_time: float | None = None) -> TrajectoryReport:
         """Follow a JointTrajectory (see joint_trajectory.py for the semantics) from the state of the last
         update. start_time (s): header.stamp (None: now). CommandError if rejected (nothing changes)."""
+        if self._holding:
+            return self._joined.set_trajectory(joint_names, points, start_time)
         if not self.tracking:
             raise CommandError("trajectory", "joint_tracking mode is off in this controller's configuration")
         if self._last_t is None:
             raise CommandError("state", "no state yet: update() must run once before a trajectory is accepted")
-        return self.follower.set_trajectory(joint_names, points, self._last_t, self._x_q.copy(), self._x_v.copy(),
-                                            start_time)
+        return self._follower.set_trajectory(joint_names, points, self._last_t, self._x_q.copy(), self._x_v.copy(),
+                                             start_time)
 
     def check_trajectory(self, joint_names, points, now: float, q, v, start_time: float | None = None
                          ) -> TrajectoryReport:
@@ -259,21 +377,30 @@ class ServicerController:
         """A copy of the trajectory follower following this goal as set_trajectory would from the state (q, v) at
         `now` (its reference is the one the controller will track), and the report; nothing of the controller
         changes. CommandError as set_trajectory."""
+        if self._holding:
+            return self._joined.preview_trajectory(joint_names, points, now, q, v, start_time)
         if not self.tracking:
             raise CommandError("trajectory", "joint_tracking mode is off in this controller's configuration "
                                              f"(controller.modes: {list(self.config.modes)})")
         q, v = self.control_model.state(*self._checked_state(q, v))
-        follower = copy.deepcopy(self.follower)
+        follower = copy.deepcopy(self._follower)
         report = follower.set_trajectory(joint_names, points, now, q[self._arm_q], v[self._arm_v], start_time)
         return follower, report
 
     def stop_trajectory(self) -> None:
         """Drop the trajectory (e.g. a cancelled goal) and hold the arm where the last update measured it."""
-        if self._last_t is not None:
-            self.follower.hold(self._x_q.copy())
+        if self._holding:
+            self._joined.stop_trajectory()
+        elif self._last_t is not None:
+            self._follower.hold(self._x_q.copy())
 
     def set_attitude_setpoint(self, quat_xyzw) -> None:
         """Desired bus orientation, base_link -> world, (x, y, z, w). CommandError if not a unit quaternion."""
+        if self._holding:
+            self._joined.set_attitude_setpoint(quat_xyzw)
+            if self._joined.capture is not None:
+                self._joined.capture.rate_damping = False      # a setpoint given ends the rate damping
+            return
         if self.attitude is None:
             raise CommandError("attitude_setpoint", "attitude_hold mode is off in this controller's configuration")
         self.attitude.set_setpoint(quat_xyzw)
@@ -309,19 +436,21 @@ class ServicerController:
         """One control step at time t (s) from the full model state q (nq), v (nv) (SystemModel order).
         q's quaternions need not be exactly unit (they are normalized). CommandError naming the field
         for a non-finite or misshapen input (nothing changes), or for a state the law cannot be used at."""
+        if self._holding:
+            return self._joined.update(t, q, v)
         if type(t) is not float or t - t != 0.0:           # inf - inf and nan - nan are nan
             t = _finite_time(t)
         q_system, v_system = self._checked_state(q, v)
         q, v = self.control_model.state(q_system, v_system)
         if self._first:
-            self.follower.hold(q[self._arm_q])
+            self._follower.hold(q[self._arm_q])
             if self.attitude is not None and self.attitude.setpoint is None:
                 quat = self._bus_orientation(q)
                 self.attitude.set_setpoint(quat / np.linalg.norm(quat))
             self._first = False
 
         # Reference and tracking law: [q_d | e | a*] = T x for the reference segment in force.
-        segment, s, active = self.follower.segment(t)
+        segment, s, active = self._follower.segment(t)
         if segment is not self._segment:
             self._law, self._segment = self._tracking_law(segment), segment
         quintic_powers(s, out=self._x_powers)
@@ -336,7 +465,9 @@ class ServicerController:
         except np.linalg.LinAlgError as exc:   # M_pp not positive definite: only from an absurd state
             raise CommandError("state", f"the mass matrix is not positive definite at this state ({exc})") from exc
 
-        attitude = self.attitude
+        attitude, capture = self.attitude, self.capture
+        if capture is not None and capture.rate_damping:
+            capture.damp_rate(t, attitude, self._bus_orientation(q), v[self._bus_w], self._x_v)
         if attitude is not None:
             # Feed-forward T_ff = -K^-1 alpha_0 = K^-1 u_bus (computed_torque eqs. 4-5).
             velocities = v.tolist()
@@ -346,6 +477,11 @@ class ServicerController:
         else:
             wheel_torque, angle, torque_sat, speed_sat = self._idle_wheels, float("nan"), False, self._no_wheel_flags
 
+        if capture is not None and capture.limiter is not None and self.tracking:     # grasp_wrench_limit.py
+            a_star = reference[self._a_star]
+            alpha = capture.limiter.scale(q, v, a_star, wheel_torque if attitude is not None else np.zeros(0))
+            if alpha < 1.0:
+                step.solve(q, v, alpha * a_star)
         if self.tracking:
             demanded = step.torque(None if attitude is None else wheel_torque)
             if self.vibration is not None:
@@ -368,6 +504,31 @@ class ServicerController:
         v = numeric_vector(v, self._v_shape[0], "v")
         require_finite((q, "q"), (v, "v"))
         return pin.normalize(self.system.model, q), v
+
+
+class CaptureMode:
+    """The joined controller's state while the grasp holds: when it closed (s), the wrench limiter, and the rate
+    damping of the stack (the attitude setpoint follows the bus until its rate and every arm joint's rate are below
+    `detumble_rate` rad/s: the stack turns as one body then, with what the wheels have not taken of its momentum)."""
+
+    def __init__(self, grasp_time: float, limiter: GraspWrenchLimiter | None, rate_damping: bool,
+                 detumble_rate: float):
+        self.grasp_time = grasp_time
+        self.limiter = limiter
+        self.rate_damping = rate_damping
+        self.detumble_rate = detumble_rate
+        self.rate_damping_ended: float | None = None     # set by the joined controller's update (s)
+
+    def damp_rate(self, t: float, attitude: AttitudeController, bus_orientation: np.ndarray, bus_rate: np.ndarray,
+                  arm_rates: np.ndarray) -> None:
+        """Rate damping: the setpoint is the bus's attitude (the PD's attitude term vanishes), until the bus rate
+        (rad/s, bus frame) and the arm joint rates (rad/s) are below detumble_rate; the attitude then is held."""
+        if float(np.linalg.norm(bus_rate)) < self.detumble_rate and float(np.abs(arm_rates).max(initial=0.0)) < \
+                self.detumble_rate:
+            self.rate_damping = False
+            self.rate_damping_ended = t
+            return
+        attitude.set_setpoint(bus_orientation / np.linalg.norm(bus_orientation))
 
 
 def _finite_time(t) -> float:

@@ -38,3 +38,20 @@ def drifting(system, rng, arm_rate=0.05, base_rate=(0.01, 0.01), target_rate=(0.
         q = system.neutral()
         system.coordinates.project(q, v)
     return v
+
+
+def tumbling_together(system, q, omega):
+    """v of every subtree turning as one rigid body at `omega` (rad/s, world) about the system's centre of mass,
+    the arm and wheels at rest relative to their bases (a stack tumbling after a capture, or before it with the hand
+    on the fixture)."""
+    model, data = system.model, system.model.createData()
+    centre = pin.centerOfMass(model, data, q)
+    v = np.zeros(system.nv)
+    omega = np.asarray(omega, float)
+    for subtree in system.subtrees:
+        if subtree.root_joint_id == 0:
+            continue
+        placement = data.oMi[subtree.root_joint_id]
+        linear = np.cross(omega, placement.translation - centre)
+        v[system.v_slice(subtree.base_joint)] = np.r_[placement.rotation.T @ linear, placement.rotation.T @ omega]
+    return v
