@@ -9,6 +9,10 @@ reaction_wheel_effort_controller/commands (std_msgs/Float64MultiArray, ros2_cont
 controller interface, in the controller's joint orders), plus diagnostics.
 FollowJointTrajectory goals (arm_controller/follow_joint_trajectory, served under ROS 2 by
 ros/trajectory_action_server.py) are checked after each control update: trajectory_execution.py.
+Capture (docs/contact.md sec. 10): gripper_controller/command (std_msgs/Bool, true close, false open) is passed on
+to the gripper on gripper/command (the dynamics node, or a gripper driver) when the model has a grasp, and
+rejected with an ERROR diagnostic otherwise (no target to grasp); grasp/state (from the dynamics node) switches
+the controller to the joined system when the grasp closes and back when it opens (ServicerController.set_grasp).
 
 Safety: a malformed goal or setpoint is rejected with an ERROR diagnostic and the current reference kept;
 a trajectory arriving before the first state is applied at the first update. With no state, or a state
@@ -24,6 +28,7 @@ from space_robot_dynamics.errors import CommandError
 
 from . import conversions as cv
 from . import message_builders as mb
+from .grasp_state_message import read_grasp_state
 from .message_types import MessageTypes
 from .node_config import ControllerNodeConfig
 from .node_core import CONTROL, MONITOR, NodeCore
@@ -68,6 +73,15 @@ class ControllerCore(NodeCore):
                                   self.state.holder("flexible", self, config.flexible_modes), latest_only=True)
         self.add_subscription(config.trajectory, cv.JOINT_TRAJECTORY, self.on_trajectory)
         self.add_subscription(config.attitude_setpoint, cv.QUATERNION_STAMPED, self.on_setpoint)
+        # capture: the user's gripper command, passed on to the gripper; the grasp state from the dynamics node
+        self.has_gripper = self.system.grasp is not None
+        self.add_subscription(config.gripper_command, cv.BOOL, self.on_gripper_command)
+        if self.has_gripper:
+            self.add_publication(config.gripper_output, cv.BOOL)
+            self.add_subscription(config.grasp_state, cv.FLOAT64_MULTI_ARRAY, self.on_grasp_state, latest_only=True)
+        self._grasp_holding = False            # what grasp/state last said
+        self._grasp_pending: bool | None = None     # a change to apply at the next control update (needs a state)
+        self.gripper_commands = 0
         self.add_publication(config.arm_command, cv.FLOAT64_MULTI_ARRAY)
         self.has_wheels = len(controller.wheel_joints) > 0
         self._arm_command = mb.Float64MultiArrayBuilder(types, len(controller.arm_joints), "effort")
@@ -118,6 +132,32 @@ class ControllerCore(NodeCore):
         self.goals_accepted += 1
         self._goal_event(cv.OK, f"attitude setpoint {np.round(quat, 6).tolist()} accepted")
 
+    def on_gripper_command(self, msg) -> None:
+        try:
+            closed = cv.read_boolean(msg, self.config.gripper_command)
+        except CommandError as exc:
+            self.goals_rejected += 1
+            self._goal_event(cv.ERROR, f"gripper command rejected: {exc}")
+            return
+        if not self.has_gripper:
+            self.goals_rejected += 1
+            self._goal_event(cv.ERROR, f"gripper command ({'close' if closed else 'open'}) rejected: the model has "
+                                       "no gripper and no target to grasp (model file: no `grasp` section)")
+            return
+        self.gripper_commands += 1
+        self.publish(self.config.gripper_output, cv.boolean(self.types, closed))
+        self._goal_event(cv.OK, f"gripper command passed on: {'close' if closed else 'open'}")
+
+    def on_grasp_state(self, msg) -> None:
+        try:
+            holding = read_grasp_state(msg, self.config.grasp_state)["holding"] > 0.5
+        except CommandError as exc:
+            self._state_error(str(exc))
+            return
+        if holding != self._grasp_holding:
+            self._grasp_holding = holding
+            self._grasp_pending = holding
+
     def _goal_event(self, level: int, message: str) -> None:
         self._goal_events.append((level, message))
         self.last_goal_message = message
@@ -129,6 +169,8 @@ class ControllerCore(NodeCore):
         if self.state.age(now) > self.config.state_timeout:
             self._skip(now, f"no state for {self.state.age(now):.3f} s (state_timeout {self.config.state_timeout} s)")
             return
+        if self._grasp_pending is not None:
+            self._apply_grasp(now)
         try:
             self.output = self.controller.update(now, self.state.q, self.state.v)
         except CommandError as exc:        # a state the controller cannot use: publish nothing, report it
@@ -145,6 +187,20 @@ class ControllerCore(NodeCore):
             self._apply_trajectory(msg)
         if self.trajectory_action.active:      # a FollowJointTrajectory goal: feedback, tolerances, result
             self.trajectory_action.on_control(now, self.state.q, self.state.v)
+
+    def _apply_grasp(self, now: float) -> None:
+        """The grasp closed or opened: the controller computes with the joined system or the free one from now on
+        (an active FollowJointTrajectory goal ends: the arm is held where it is)."""
+        holding, self._grasp_pending = self._grasp_pending, None
+        try:
+            self.controller.set_grasp(holding, now, self.state.q, self.state.v)
+        except CommandError as exc:
+            self._goal_event(cv.ERROR, f"grasp state not applied: {exc}")
+            return
+        if self.trajectory_action.active:
+            self.trajectory_action.preempt("the grasp " + ("closed" if holding else "opened"))
+        self._goal_event(cv.OK, "grasp closed: controlling the joined system (arm held, wrench limited, stack "
+                                "rate damped)" if holding else "grasp opened: controlling the free servicer")
 
     def _skip(self, now: float, reason: str) -> None:
         """A control period without a usable state: no command goes out, and an active FollowJointTrajectory goal
@@ -200,4 +256,25 @@ class ControllerCore(NodeCore):
             statuses.append(cv.diagnostic_status(self.types, cv.WARN if parts else cv.OK,
                                                  f"{self.name}: actuators", "; ".join(parts) or "within limits",
                                                  self.name, values))
+        if self.has_gripper:
+            statuses.append(self._capture_status())
         self.publish(self.config.diagnostics, cv.diagnostic_array(self.types, now, statuses))
+
+    def _capture_status(self):
+        """`controller: capture`: free or holding; while holding the wrench limiter's scale and prediction and the
+        rate damping."""
+        mode = self.controller.capture_mode
+        values = [("holding", mode is not None), ("gripper_commands", self.gripper_commands)]
+        if mode is None:
+            return cv.diagnostic_status(self.types, cv.OK, f"{self.name}: capture", "free (no grasp)", self.name,
+                                        values)
+        values += [("grasp_time_s", mode.grasp_time), ("rate_damping", mode.rate_damping),
+                   ("rate_damping_ended_s", -1.0 if mode.rate_damping_ended is None else mode.rate_damping_ended)]
+        if mode.limiter is not None:
+            predicted = mode.limiter.predicted
+            values += [("acceleration_scale", mode.limiter.scale_applied),
+                       ("predicted_grasp_force_n", float(np.linalg.norm(predicted[:3]))),
+                       ("predicted_grasp_torque_nm", float(np.linalg.norm(predicted[3:])))]
+        message = "holding the target: " + ("damping the stack's rotation" if mode.rate_damping else
+                                            "holding the stack's attitude")
+        return cv.diagnostic_status(self.types, cv.OK, f"{self.name}: capture", message, self.name, values)

@@ -35,6 +35,8 @@ CLOCK = "rosgraph_msgs/msg/Clock"
 QUATERNION_STAMPED = "geometry_msgs/msg/QuaternionStamped"
 VECTOR3_STAMPED = "geometry_msgs/msg/Vector3Stamped"
 JOINT_TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
+BOOL = "std_msgs/msg/Bool"
+WRENCH_STAMPED = "geometry_msgs/msg/WrenchStamped"
 
 # diagnostic_msgs/DiagnosticStatus levels (values from its .msg definition; byte constants)
 OK, WARN, ERROR, STALE = 0, 1, 2, 3
@@ -81,6 +83,18 @@ def float64(types: MessageTypes, value: float):
 
 def empty(types: MessageTypes):
     return types.new(EMPTY)
+
+
+def boolean(types: MessageTypes, value: bool):
+    return types.make(BOOL, data=bool(value))
+
+
+def read_boolean(msg, field: str) -> bool:
+    """std_msgs/Bool data as a bool, else CommandError naming `field`."""
+    value = getattr(msg, "data", None)
+    if not isinstance(value, (bool, np.bool_)):
+        raise CommandError(field, f"expected a std_msgs/Bool, got data {value!r}")
+    return bool(value)
 
 
 def float64_multi_array(types: MessageTypes, data, label: str = ""):
@@ -160,6 +174,12 @@ def xyzw_of(msg) -> np.ndarray:
 
 def vector3_stamped(types: MessageTypes, t: float, frame_id: str, xyz):
     return types.make(VECTOR3_STAMPED, header=header(types, t, frame_id), vector=vector3(types, xyz))
+
+
+def wrench_stamped(types: MessageTypes, t: float, frame_id: str, force, torque):
+    """A WrenchStamped: force (N) and torque (N m) in frame_id's axes, about its origin."""
+    wrench = types.make("geometry_msgs/msg/Wrench", force=vector3(types, force), torque=vector3(types, torque))
+    return types.make(WRENCH_STAMPED, header=header(types, t, frame_id), wrench=wrench)
 
 
 def quaternion_stamped(types: MessageTypes, t: float, frame_id: str, xyzw):
@@ -244,13 +264,17 @@ def tf_message(types: MessageTypes, transforms: list):
 
 
 # ---- trajectories ------------------------------------------------------------------------------
-def joint_trajectory(types: MessageTypes, t: float, joint_names: Sequence[str],
-                     points: Iterable[tuple[float, Sequence[float]]]):
-    """A JointTrajectory with position-only points given as (time_from_start s, positions rad)."""
-    msg_points = [types.new("trajectory_msgs/msg/JointTrajectoryPoint",
-                            positions=types.float64_sequence(positions),
-                            time_from_start=duration_msg(types, time_from_start))
-                  for time_from_start, positions in points]
+def joint_trajectory(types: MessageTypes, t: float, joint_names: Sequence[str], points: Iterable[tuple]):
+    """A JointTrajectory with points given as (time_from_start s, positions rad), or (time_from_start, positions,
+    velocities rad/s, accelerations rad/s^2)."""
+    msg_points = []
+    for point_ in points:
+        time_from_start, positions = point_[0], point_[1]
+        rates = {} if len(point_) == 2 else {"velocities": types.float64_sequence(point_[2]),
+                                              "accelerations": types.float64_sequence(point_[3])}
+        msg_points.append(types.new("trajectory_msgs/msg/JointTrajectoryPoint",
+                                    positions=types.float64_sequence(positions),
+                                    time_from_start=duration_msg(types, time_from_start), **rates))
     return types.make(JOINT_TRAJECTORY, header=header(types, t), joint_names=list(joint_names), points=msg_points)
 
 

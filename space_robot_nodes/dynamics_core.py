@@ -21,9 +21,17 @@ Flexible models (docs/flexibility.md sec. 7):
   damper torque on the link);
 - flexible_links/marker (visualization_msgs/Marker, LINE_LIST in the world frame): the deformed beam axes with
   the deflection magnified (deformation_marker.py).
+Models with a grasp or contact surfaces (docs/contact.md sec. 10):
+- grasp/wrench (geometry_msgs/WrenchStamped): while the grasp holds, the wrench the target exerts on the hand in the
+  end-effector frame about its origin (a surface contact: the normal force on the robot's point, in its frame);
+  zero when free (as a wrist force-torque sensor reads nothing);
+- grasp/state (std_msgs/Float64MultiArray, grasp_state_message.py), at its rate and at once after every event;
+- grasp/events (std_msgs/String, transient-local): one readable line per contact event (grasp, failed grasp with
+  the figures out of tolerance, release, touchdown, separation), as they happen.
 Subscribes to the ros2_control forward-command topics arm_effort_controller/commands and
 reaction_wheel_effort_controller/commands (std_msgs/Float64MultiArray in the model's arm_joints /
-reaction_wheels.joints order).
+reaction_wheels.joints order), and with a grasp gripper/command (std_msgs/Bool: true close, false open; the
+controller's output).
 """
 from __future__ import annotations
 
@@ -33,13 +41,14 @@ from functools import partial
 import numpy as np
 import pinocchio as pin
 
-from space_robot_dynamics.errors import ConfigError, SimulationDivergedError
+from space_robot_dynamics.errors import CommandError, ConfigError, SimulationDivergedError
 from space_robot_dynamics.simulation.simulator import Simulator
 
 from . import conversions as cv
 from . import message_builders as mb
 from .command_input import CommandInput
 from .deformation_marker import MARKER, DeformationMarkerBuilder
+from .grasp_state_message import grasp_state_message
 from .message_types import MessageTypes
 from .node_config import DynamicsNodeConfig
 from .node_core import ACTUATE, MONITOR, SENSE, NodeCore
@@ -112,6 +121,18 @@ class DynamicsCore(NodeCore):
             self.add_publication(config.throttled_flexible_modes, cv.JOINT_STATE)
         if self._deformation is not None:
             self.add_publication(config.deformation_marker, MARKER)
+        # contacts (docs/contact.md sec. 10)
+        self._contacts = simulator.contact_state() is not None
+        self._events_published = 0
+        self._gripper_errors = 0
+        self._gripper_errors_reported = 0
+        self._last_gripper_error = ""
+        if self._contacts:
+            self.add_publication(config.grasp_wrench, cv.WRENCH_STAMPED)
+            self.add_publication(config.grasp_state, cv.FLOAT64_MULTI_ARRAY)
+            self.add_publication(config.grasp_events, cv.STRING, transient_local=True)
+            if self.system.grasp is not None:
+                self.add_subscription(config.gripper_command, cv.BOOL, self.on_gripper_command)
         self.add_subscription(config.arm_command, cv.FLOAT64_MULTI_ARRAY,
                               lambda msg: self.arm_input.offer(msg, self.now()))
         if self.system.wheel_joints:
@@ -146,6 +167,11 @@ class DynamicsCore(NodeCore):
         if self._deformation is not None:
             self.add_timer("deformation_marker", 1.0 / config.deformation_marker_rate, self.publish_deformation,
                            SENSE, ("nodes", f"{rates}.deformation_marker"))
+        if self._contacts:
+            self.add_timer("grasp_wrench", 1.0 / config.grasp_wrench_rate, self.publish_grasp_wrench, SENSE,
+                           ("nodes", f"{rates}.grasp_wrench"))
+            self.add_timer("grasp_state", 1.0 / config.grasp_state_rate, self.publish_grasp_state, SENSE,
+                           ("nodes", f"{rates}.grasp_state"))
         self.add_timer("step", simulator.settings.dt, self.step, ACTUATE, ("scenario", "simulation.dt"))
 
     def start(self) -> None:
@@ -185,6 +211,39 @@ class DynamicsCore(NodeCore):
                 raise
             return
         self.steps += 1
+        if self._contacts and self.sim.contact_event_count > self._events_published:
+            self.publish_contact_events()
+
+    # ---- contacts ------------------------------------------------------------------------------
+    def on_gripper_command(self, msg) -> None:
+        """gripper/command: close (true) or open (false) from the next step on; a bad message is an ERROR
+        diagnostic and the last valid command stays."""
+        try:
+            self.sim.command_gripper(cv.read_boolean(msg, self.config.gripper_command))
+        except CommandError as exc:
+            self._gripper_errors += 1
+            self._last_gripper_error = str(exc)
+
+    def publish_contact_events(self) -> None:
+        """Each event not yet published, on grasp/events, then the grasp state at once (the controller and the
+        monitor switch on it)."""
+        events = self.sim.contact_events
+        for event in events[self._events_published:]:
+            self.publish(self.config.grasp_events, cv.string(self.types, f"t={event.t:.3f} s {event.kind}: "
+                                                                         f"{event.message}"))
+        self._events_published = len(events)
+        self.publish(self.config.grasp_state, grasp_state_message(self.types, self.sim.contact_state(), events))
+
+    def publish_grasp_state(self, _now: float | None = None) -> None:
+        topic = self.config.grasp_state
+        if self.wanted(topic):
+            self.publish(topic, grasp_state_message(self.types, self.sim.contact_state(), self.sim.contact_events))
+
+    def publish_grasp_wrench(self, _now: float | None = None) -> None:
+        topic = self.config.grasp_wrench
+        if self.wanted(topic):
+            frame, force, torque = self.sim.contact_wrench()
+            self.publish(topic, cv.wrench_stamped(self.types, self.sim.state.t, frame, force, torque))
 
     # ---- outputs -------------------------------------------------------------------------------
     # Each timer first asks whether anybody takes its topic now (node_core.wanted): in the standalone graph
@@ -306,4 +365,23 @@ class DynamicsCore(NodeCore):
             sim_status = (cv.ERROR, str(self.diverged), [("time_s", t), ("steps", self.steps)])
         statuses.append(cv.diagnostic_status(self.types, sim_status[0], f"{self.name}: simulation", sim_status[1],
                                              self.name, sim_status[2]))
+        if self._contacts:
+            statuses.append(self._contact_status())
         self.publish(self.config.diagnostics, cv.diagnostic_array(self.types, t, statuses))
+
+    def _contact_status(self):
+        """`dynamics: contact`: ERROR after a bad gripper command (since the last report), WARN while the last event
+        is a failed grasp, else OK; the last event's sentence."""
+        state, events = self.sim.contact_state(), self.sim.contact_events
+        values = [("mode", state.mode), ("gripper_closed", state.gripper_closed), ("events", state.events),
+                  ("drift_position_m", state.drift_position), ("drift_angle_rad", state.drift_angle),
+                  ("peak_force_n", state.peak_force), ("peak_torque_nm", state.peak_torque),
+                  ("gripper_command_errors", self._gripper_errors), ("last_gripper_command_error",
+                                                                     self._last_gripper_error)]
+        message = f"t={events[-1].t:.3f} s {events[-1].kind}: {events[-1].message}" if events else \
+            "no contact event yet"
+        level = cv.WARN if events and events[-1].kind == "grasp_failed" else cv.OK
+        if self._gripper_errors_reported < self._gripper_errors:
+            level, message = cv.ERROR, f"gripper command rejected, keeping the last one: {self._last_gripper_error}"
+            self._gripper_errors_reported = self._gripper_errors
+        return cv.diagnostic_status(self.types, level, f"{self.name}: contact", message, self.name, values)

@@ -13,6 +13,12 @@ At its diagnostics rate (10 Hz, as the other nodes) it reports the most severe c
   robot's base link, green / yellow / red, for RViz.
 Without a fresh state (state_timeout) the cycle is skipped and reported at WARN; a state the monitor
 rejects is reported at ERROR. The node never stops on bad input.
+Capture (docs/contact.md sec. 10): with a target configured, the monitor follows grasp/state (the dynamics node's)
+by itself: when the grasp closes it monitors robot + target under the combined momentum and weld constraints
+(seed 004 eq. 2.34), and the robot alone again on release, retaking its momentum reference at each switch, so
+the grasp impulse is reported as a contact event (its impulse and energy, in the report's
+`last_contact_event` and the marker) and not as an external force. A grasp on a monitor without a target is
+reported at WARN.
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ from space_robot_monitoring.holonomy_monitor import HolonomyMonitor, MonitorRepo
 from space_robot_monitoring.monitor_settings import SECTION, read_monitor_settings
 
 from . import conversions as cv
+from .grasp_state_message import read_grasp_state
 from .message_types import MessageTypes
 from .node_config import MonitorNodeConfig
 from .node_core import MONITOR, NodeCore
@@ -124,6 +131,11 @@ class MonitorCore(NodeCore):
         if self.system.flexibility is not None:       # motor angles and modal coordinates (flexibility.md sec. 7)
             self.add_subscription(config.flexible_modes, cv.JOINT_STATE,
                                   self.state.holder("flexible", self, config.flexible_modes), latest_only=True)
+        # the grasp (docs/contact.md sec. 10): the monitored set follows it
+        self.grasp: dict | None = None          # the last grasp/state entries
+        self.last_contact_event = ""
+        if self.system.grasp is not None:
+            self.add_subscription(config.grasp_state, cv.FLOAT64_MULTI_ARRAY, self.on_grasp_state, latest_only=True)
         self.add_publication(config.diagnostics, cv.DIAGNOSTIC_ARRAY)
         self.add_publication(config.status, cv.FLOAT64_MULTI_ARRAY)
         self.add_publication(config.marker, MARKER)
@@ -138,6 +150,37 @@ class MonitorCore(NodeCore):
         self.add_timer("monitor", 1.0 / config.rate, self.cycle, MONITOR, ("nodes", "monitor.rate"))
         self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR,
                        ("nodes", "monitor.diagnostics_rate"))
+
+    def on_grasp_state(self, msg) -> None:
+        try:
+            self.grasp = read_grasp_state(msg, self.config.grasp_state)
+        except CommandError as exc:
+            self._error(str(exc))
+
+    def _attached(self, now: float) -> bool | None:
+        """What the grasp says the monitored set is (None: no grasp information, or no target to attach); notes the
+        contact event when it changes."""
+        if self.grasp is None:
+            return None
+        holding = self.grasp["holding"] > 0.5
+        if holding == self.monitor.attached:
+            return holding
+        g = self.grasp
+        if holding:
+            impulse = [g["impulse_force_x"], g["impulse_force_y"], g["impulse_force_z"]]
+            couple = [g["impulse_torque_x"], g["impulse_torque_y"], g["impulse_torque_z"]]
+            self.last_contact_event = (
+                f"grasp closed at t={g['grasp_time_s']:.3f} s: impulse {np.round(impulse, 6).tolist()} N s, "
+                f"{np.round(couple, 6).tolist()} N m s on the hand (end-effector frame), "
+                f"{g['impact_energy_loss_j']:.3g} J dissipated, total momentum change "
+                f"{g['momentum_change_across_grasp']:.2g}; monitoring robot + target from now on")
+        else:
+            self.last_contact_event = f"grasp opened at t={g['last_event_time_s']:.3f} s; monitoring the robot alone"
+        if self.monitor.target is None:
+            self._status(now, cv.WARN, f"{self.last_contact_event.split(';')[0]}, but the monitor has no target "
+                                       "configured: the grasp shows as an external impulse", [])
+            return None
+        return holding
 
     def _error(self, error: str) -> None:
         self.errors += 1
@@ -195,16 +238,18 @@ class MonitorCore(NodeCore):
                          error_values)
             return
         try:
-            report = self.monitor.update(now, self.state.q, self.state.v)
+            report = self.monitor.update(now, self.state.q, self.state.v, attached=self._attached(now))
         except CommandError as exc:
             self._error(str(exc))
             self._status(now, cv.ERROR, f"monitor rejected the state: {exc}", error_values)
             return
         self.report = report
         self.cycles += 1
+        event = self.last_contact_event
         self._status(now, LEVELS[report.level], report.message,
-                     lambda: [(k, v) for k, v in report.key_values() if k not in ("level", "message")],
-                     lambda: marker_text(report))
+                     lambda: [(k, v) for k, v in report.key_values() if k not in ("level", "message")]
+                     + ([("last_contact_event", event)] if event else []),
+                     lambda: marker_text(report) + (f"\n{textwrap.fill(event, MARKER_LINE_WIDTH)}" if event else ""))
         self.publish(self.config.status, cv.float64_multi_array(self.types, status_values(report), STATUS_LABEL))
 
 

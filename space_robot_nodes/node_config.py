@@ -78,6 +78,13 @@ class DynamicsNodeConfig:
     marker_magnification: float = 100.0      # deflections drawn this many times their size
     marker_points_per_link: int = 16
     marker_line_width: float = 0.01          # m
+    # models with a grasp or contact surfaces (docs/contact.md sec. 10)
+    grasp_wrench_rate: float = 100.0          # Hz, grasp/wrench (geometry_msgs/WrenchStamped)
+    grasp_state_rate: float = 50.0            # Hz, grasp/state (std_msgs/Float64MultiArray), and at each event
+    grasp_wrench: str = "grasp/wrench"
+    grasp_state: str = "grasp/state"
+    grasp_events: str = "grasp/events"        # std_msgs/String, transient-local: one message per contact event
+    gripper_command: str = "gripper/command"  # std_msgs/Bool from the controller: true close, false open
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,9 @@ class ControllerNodeConfig:
     diagnostics: str
     trajectory_action: TrajectoryActionConfig
     flexible_modes: str = "flexible_modes"     # motor angles and modal coordinates of a flexible model
+    gripper_command: str = "gripper_controller/command"   # std_msgs/Bool from users: true close, false open
+    gripper_output: str = "gripper/command"    # std_msgs/Bool to the gripper (the dynamics node)
+    grasp_state: str = "grasp/state"           # the dynamics node's grasp state: the joined model while held
 
 
 @dataclass(frozen=True)
@@ -129,6 +139,7 @@ class MonitorNodeConfig:
     status: str
     marker: str
     flexible_modes: str = "flexible_modes"
+    grasp_state: str = "grasp/state"          # the monitored set (robot, or robot + target) follows the grasp
 
 
 @dataclass(frozen=True)
@@ -249,6 +260,11 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
         throttled_flexible_modes=topic(topics, "flexible_modes", "flexible_modes") + THROTTLED_SUFFIX,
         deformation_marker=topic(topics, "deformation_marker", "flexible_links/marker"),
         **_deformation_marker(dyn.sub("deformation_marker", {})),
+        grasp_wrench_rate=rate(rates, "grasp_wrench", 100.0), grasp_state_rate=rate(rates, "grasp_state", 50.0),
+        grasp_wrench=topic(topics, "grasp_wrench", "grasp/wrench"), grasp_state=topic(topics, "grasp_state",
+                                                                                      "grasp/state"),
+        grasp_events=topic(topics, "grasp_events", "grasp/events"),
+        gripper_command=topic(topics, "gripper_command", "gripper/command"),
     )
     for sub in (rates, topics, dyn):
         sub.reject_unknown()
@@ -269,6 +285,9 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
         diagnostics=topic(topics, "diagnostics", "diagnostics"),
         trajectory_action=_trajectory_action(ctl.sub("trajectory_action", {})),
         flexible_modes=topic(topics, "flexible_modes", "flexible_modes"),
+        gripper_command=topic(topics, "gripper_command", "gripper_controller/command"),
+        gripper_output=topic(topics, "gripper_output", "gripper/command"),
+        grasp_state=topic(topics, "grasp_state", "grasp/state"),
     )
     topics.reject_unknown()
     ctl.reject_unknown()
@@ -284,6 +303,7 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
         status=topic(topics, "status", "holonomy/status"),
         marker=topic(topics, "marker", "holonomy/marker"),
         flexible_modes=topic(topics, "flexible_modes", "flexible_modes" + THROTTLED_SUFFIX),
+        grasp_state=topic(topics, "grasp_state", "grasp/state"),
     )
     topics.reject_unknown()
     mon.reject_unknown()

@@ -61,7 +61,8 @@ def test_topics_types_and_fields(servicer_target):
     assert cv.seconds(js.header.stamp) == pytest.approx(0.020, abs=1e-12)
     assert probe.last(DYN.momentum_angular).header.frame_id == "world"
     names = {s.name for msg in probe.heard[DYN.diagnostics] for s in msg.status}
-    assert names == {"dynamics: arm_command", "dynamics: wheel_command", "dynamics: simulation"}
+    # servicer_target has a grasp section: its contacts are reported too (docs/contact.md sec. 10)
+    assert names == {"dynamics: arm_command", "dynamics: wheel_command", "dynamics: simulation", "dynamics: contact"}
 
 
 def test_odometry_twist_is_in_the_child_frame(servicer_target):

@@ -308,6 +308,11 @@ class Simulator:
         """Every contact event so far, in order (contact_events.py)."""
         return tuple(self._events)
 
+    @property
+    def contact_event_count(self) -> int:
+        """len(contact_events), without the copy."""
+        return len(self._events)
+
     def contact_state(self) -> ContactState | None:
         """The contacts now (ContactState); None for a model without a grasp or contact surfaces."""
         grasp, surface = self.grasp, self.surface_mode
@@ -338,6 +343,26 @@ class Simulator:
         s = self.state
         self._rhs(s.q, np.concatenate((s.v, s.z)) if not self._aux_free else s.v)
         return self._active.force.copy()
+
+    def contact_wrench(self) -> tuple[str, np.ndarray, np.ndarray]:
+        """(frame, force N, torque N m) of the contact now, about the frame's origin in its axes: while the grasp
+        holds, the wrench the target exerts on the hand in the end-effector frame (constraint_force); in surface
+        contact, the normal force on the robot's point in its contact frame; zero otherwise (the grasp's
+        end-effector frame, or the first surface's contact frame)."""
+        force = self.constraint_force()
+        if self._holding():
+            return self.system.grasp.config.end_effector_frame, force[:3], force[3:]
+        surface = self.surface_mode
+        if surface is not None and surface.in_contact:
+            contact = surface.armed
+            data = self._obs_data
+            pin.forwardKinematics(self.model, data, self.state.q)
+            _phi, normal, _point = contact.geometry(data)
+            rotation = (data.oMi[contact.contact_joint] * contact.contact.placement).rotation
+            return contact.config.contact_frame, rotation.T @ (force[0] * normal), np.zeros(3)
+        frame = self.system.grasp.config.end_effector_frame if self.grasp is not None else \
+            next(iter(self.system.contact_surfaces.values())).config.contact_frame
+        return frame, np.zeros(3), np.zeros(3)
 
     def _holding(self) -> bool:
         return self.grasp is not None and self.grasp.holding
