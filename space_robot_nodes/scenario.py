@@ -4,7 +4,9 @@ A scenario names the configuration files of the model, the nodes, the controller
 optional dotted-key overrides of each (validated exactly like the files), plus:
 - simulation: physics settings (space_robot_dynamics.simulation.simulator.read_simulation_settings);
 - duration (s) and initial_state (space_robot_dynamics.simulation.initial_state);
-- goals: a trajectory_msgs/JointTrajectory goal and a bus attitude setpoint, each with its publish time;
+- goals: a trajectory_msgs/JointTrajectory goal and a bus attitude setpoint, each with its publish time; a capture
+  (the trajectory that follows a tumbling target's grapple fixture and the gripper's closing, planned from the
+  initial state by space_robot_control.capture_approach: capture_goals.py) and gripper commands at times;
 - torque_profile: open-loop arm torques (sinusoids) published on the arm command topic by the scenario player,
   in place of a controller (`controller: null`), e.g. seed 000's study;
 - comparison: the same scenario run a second time with a few entries changed (`--set` syntax: another model,
@@ -59,6 +61,25 @@ class AttitudeGoal:
 
 
 @dataclass(frozen=True)
+class GripperGoal:
+    """A gripper command (std_msgs/Bool: close or open) published at `at` (s)."""
+
+    at: float
+    close: bool
+
+
+@dataclass(frozen=True)
+class CaptureGoal:
+    """The approach and grasp of the target's fixture (space_robot_control.capture_approach.CaptureTiming), its
+    trajectory published at `publish_at` (s); seed_positions: the arm angles (arm_joints order) the inverse
+    kinematics of the pre-grasp pose starts from (None: the initial pose), which picks the arm's configuration."""
+
+    publish_at: float
+    timing: object
+    seed_positions: tuple | None = None
+
+
+@dataclass(frozen=True)
 class Sinusoid:
     """amplitude sin(2 pi t / period + phase) + offset (N m, s, rad, N m)."""
 
@@ -102,12 +123,18 @@ class RecordingConfig:
 
 @dataclass(frozen=True)
 class Requirements:
-    """Stated figures the summary checks (rad, rad, m, rad)."""
+    """Stated figures the summary checks (rad, rad, m, rad; a capture: true, relative, s, N, N m); None: not
+    stated."""
 
-    final_tracking_error: float
-    max_attitude_error: float
-    final_pregrasp_distance: float
-    final_pregrasp_angle: float
+    final_tracking_error: float | None = None
+    max_attitude_error: float | None = None
+    final_pregrasp_distance: float | None = None
+    final_pregrasp_angle: float | None = None
+    grasped: bool | None = None
+    max_momentum_change_across_grasp: float | None = None
+    max_detumble_time: float | None = None
+    max_peak_grasp_force: float | None = None
+    max_peak_grasp_torque: float | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +149,7 @@ class EvaluationConfig:
     standoff: float
     bus_subtree: str
     requirements: Requirements | None
+    detumble_rate: float = 1.0e-3     # rad/s: the rates below which a captured stack counts as detumbled
 
 
 @dataclass(frozen=True)
@@ -147,6 +175,8 @@ class Scenario:
     torque_profile: TorqueProfile | None = None
     comparison: ComparisonConfig | None = None
     given_overrides: tuple = ()     # the overrides read_scenario was given (--set, ROS parameter), as given
+    capture_goal: CaptureGoal | None = None
+    gripper_goals: tuple = ()       # GripperGoal, by time
 
     def initial_state(self, system: SystemModel) -> tuple[np.ndarray, np.ndarray]:
         """(q0, v0) for `system` from the scenario's initial_state section (validated against the model)."""
@@ -271,6 +301,21 @@ def _read_scenario(reader: ConfigReader, given: list[Override], own: list[Overri
             raise at.error("orientation_xyzw", f"must be a unit quaternion, norm is {np.linalg.norm(quat):.9g}")
         attitude = AttitudeGoal(at.number("publish_at", 0.0, minimum=0.0), tuple(quat))
         at.reject_unknown()
+    capture = _capture_goal(goals) if goals.raw("capture", None) is not None else None
+    if capture is not None and trajectory is not None:
+        raise goals.error("capture", "plans its own trajectory: remove goals.trajectory")
+    gripper = []
+    if goals.raw("gripper", None) is not None:
+        items = goals.raw("gripper")
+        if not isinstance(items, list):
+            raise goals.error("gripper", "must be a list of {at: s, close: true/false}")
+        for i, item in enumerate(items):
+            entry = ConfigReader(item, goals.source, goals.field(f"gripper[{i}]")) if isinstance(item, dict) else \
+                None
+            if entry is None:
+                raise goals.error(f"gripper[{i}]", "must be a mapping {at: s, close: true/false}")
+            gripper.append(GripperGoal(entry.number("at", minimum=0.0), entry.boolean("close")))
+            entry.reject_unknown()
     goals.reject_unknown()
 
     rec = reader.sub("recording", {})
@@ -284,11 +329,16 @@ def _read_scenario(reader: ConfigReader, given: list[Override], own: list[Overri
         requirements = None
         if ev.has("requirements"):
             rq = ev.sub("requirements")
+
+            def stated(key):
+                return rq.number(key, exclusive_minimum=0.0) if rq.raw(key, None) is not None else None
+
             requirements = Requirements(
-                final_tracking_error=rq.number("final_tracking_error", exclusive_minimum=0.0),
-                max_attitude_error=rq.number("max_attitude_error", exclusive_minimum=0.0),
-                final_pregrasp_distance=rq.number("final_pregrasp_distance", exclusive_minimum=0.0),
-                final_pregrasp_angle=rq.number("final_pregrasp_angle", exclusive_minimum=0.0),
+                **{key: stated(key) for key in ("final_tracking_error", "max_attitude_error",
+                                                "final_pregrasp_distance", "final_pregrasp_angle",
+                                                "max_momentum_change_across_grasp", "max_detumble_time",
+                                                "max_peak_grasp_force", "max_peak_grasp_torque")},
+                grasped=rq.boolean("grasped") if rq.raw("grasped", None) is not None else None,
             )
             rq.reject_unknown()
         evaluation = EvaluationConfig(
@@ -299,6 +349,7 @@ def _read_scenario(reader: ConfigReader, given: list[Override], own: list[Overri
             standoff=ev.number("standoff", minimum=0.0),
             bus_subtree=ev.string("bus_subtree", "servicer"),
             requirements=requirements,
+            detumble_rate=ev.number("detumble_rate", 1.0e-3, exclusive_minimum=0.0),
         )
         ev.reject_unknown()
 
@@ -316,8 +367,14 @@ def _read_scenario(reader: ConfigReader, given: list[Override], own: list[Overri
             controller = read_controller_config(controller_reader)
         with blamed(file_overrides["nodes"] + file_overrides["controller"]):
             _check_state_rates(nodes, controller, nodes_reader, model.flexible)
-    elif trajectory is not None or attitude is not None:
+    elif trajectory is not None or attitude is not None or capture is not None or gripper:
         raise reader.error("controller", "is null (no controller node), but the scenario has goals for one")
+    if (capture is not None or gripper) and model.grasp is None:
+        raise goals.error("capture" if capture is not None else "gripper", "the model has no gripper and no target "
+                          "to grasp (model file: no `grasp` section)")
+    if capture is not None and capture.seed_positions is not None and \
+            len(capture.seed_positions) != len(model.arm_joints):
+        raise goals.error("capture.seed_positions", f"must have {len(model.arm_joints)} entries (arm_joints order)")
     torque_profile = _torque_profile(reader, model) if reader.raw("torque_profile", None) is not None else None
     if torque_profile is not None and controller is not None:
         raise reader.error("torque_profile", "drives the arm open loop: set `controller: null` (two nodes would "
@@ -345,9 +402,30 @@ def _read_scenario(reader: ConfigReader, given: list[Override], own: list[Overri
         rviz=reader.file_path("rviz", DEFAULT_RVIZ),
         torque_profile=torque_profile,
         comparison=comparison,
+        capture_goal=capture,
+        gripper_goals=tuple(sorted(gripper, key=lambda g: g.at)),
     )
     reader.reject_unknown()
     return scenario
+
+
+def _capture_goal(goals: ConfigReader) -> CaptureGoal:
+    from space_robot_control.capture_approach import CaptureTiming
+
+    cp = goals.sub("capture")
+    timing = CaptureTiming(
+        reach_time=cp.number("reach_time", exclusive_minimum=0.0),
+        follow_time=cp.number("follow_time", minimum=0.0),
+        approach_time=cp.number("approach_time", exclusive_minimum=0.0),
+        dwell_time=cp.number("dwell_time", minimum=0.0),
+        hold_time=cp.number("hold_time", minimum=0.0),
+        standoff=cp.number("standoff", exclusive_minimum=0.0),
+        sample_period=cp.number("sample_period", 0.1, exclusive_minimum=0.0),
+    )
+    seed = tuple(cp.vector("seed_positions")) if cp.raw("seed_positions", None) is not None else None
+    goal = CaptureGoal(cp.number("publish_at", 0.0, minimum=0.0), timing, seed)
+    cp.reject_unknown()
+    return goal
 
 
 def _check_state_rates(nodes: NodesConfig, controller: ControllerConfig, nodes_reader: ConfigReader,

@@ -6,6 +6,8 @@ open-loop torque profile, if it has one, in place of a controller.
   same simulated instant however long the message takes to arrive (under ROS 2 a few ms; at once in the
   lockstep runtime), as a planner stamps a trajectory slightly ahead of its delivery;
 - attitude_controller/setpoint (geometry_msgs/QuaternionStamped, frame world);
+- gripper_controller/command (std_msgs/Bool: true close, false open) at each gripper goal's time (a capture's
+  closing among them, capture_goals.py);
 - arm_effort_controller/commands (std_msgs/Float64MultiArray, the model's arm_joints order) at the profile's
   rate: each command is the profile's torque at the middle of its period (scenario.TorqueProfile), zero
   outside [start, stop).
@@ -41,16 +43,19 @@ class ScenarioPlayerCore(NodeCore):
 
     def __init__(self, types: MessageTypes, trajectory: TrajectoryGoal | None, attitude: AttitudeGoal | None,
                  topics: ControllerNodeConfig, period: float, torque_profile: TorqueProfile | None = None,
-                 arm_joints: tuple = ()):
+                 arm_joints: tuple = (), gripper_goals: tuple = ()):
         super().__init__(types)
         self.trajectory, self.attitude, self.topics = trajectory, attitude, topics
+        self.gripper_goals = tuple(gripper_goals)
         self.sent: set[str] = set()
         self._next_at = self._next_goal_time()
         if trajectory is not None:
             self.add_publication(topics.trajectory, cv.JOINT_TRAJECTORY)
         if attitude is not None:
             self.add_publication(topics.attitude_setpoint, cv.QUATERNION_STAMPED)
-        if trajectory is not None or attitude is not None:
+        if self.gripper_goals:
+            self.add_publication(topics.gripper_command, cv.BOOL)
+        if trajectory is not None or attitude is not None or self.gripper_goals:
             self.add_timer("goals", period, self.play, COMMAND, ("scenario", "simulation.dt"))
         self.torque_profile = torque_profile
         if torque_profile is not None:
@@ -89,6 +94,11 @@ class ScenarioPlayerCore(NodeCore):
                 and self.wanted(self.topics.trajectory):
             self.publish(self.topics.trajectory, trajectory_message(self.types, goal))
             self.sent.add("trajectory")
+        for k, gripper in enumerate(self.gripper_goals):
+            key = f"gripper{k}"
+            if key not in self.sent and now >= gripper.at - _TIME_SLACK and self.wanted(self.topics.gripper_command):
+                self.publish(self.topics.gripper_command, cv.boolean(self.types, gripper.close))
+                self.sent.add(key)
         self._next_at = self._next_goal_time()
 
     def _next_goal_time(self) -> float:
@@ -96,8 +106,9 @@ class ScenarioPlayerCore(NodeCore):
         times = [goal.publish_at - _TIME_SLACK for key, goal in (("attitude", self.attitude),
                                                                  ("trajectory", self.trajectory))
                  if goal is not None and key not in self.sent]
+        times += [g.at - _TIME_SLACK for k, g in enumerate(self.gripper_goals) if f"gripper{k}" not in self.sent]
         return min(times, default=float("inf"))
 
     @property
     def done(self) -> bool:
-        return len(self.sent) == (self.trajectory is not None) + (self.attitude is not None)
+        return len(self.sent) == (self.trajectory is not None) + (self.attitude is not None) + len(self.gripper_goals)

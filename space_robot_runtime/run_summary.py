@@ -12,7 +12,13 @@ never from the controller's own claims:
 - flexible models (docs/flexibility.md), from the recorded flexible_modes: max_tip_deflection_m (the largest
   |(w_y(L), w_z(L))| of any flexible link) and a `flexible` section (per link, per modal coordinate, per elastic
   joint's deflection, and their values over the last second of the run: the residual vibration);
-- a scenario with a comparison run: the differences of comparison.py (run by simulation_run.py).
+- a scenario with a comparison run: the differences of comparison.py (run by simulation_run.py);
+- a model with a grasp (docs/contact.md sec. 11), from grasp/state (the simulator's figures, peaks over every
+  physics step), the odometries and joint_states: `grasped`, `grasp_time_s`, `momentum_change_across_grasp`
+  (the largest relative change of total linear or angular momentum across the grasp), `detumble_time_s` (from the
+  grasp to the instant from which the bus's and the target's angular rates and every arm joint's rate stay below
+  evaluation.detumble_rate to the end of the run; null if they do not), `peak_grasp_force_n`,
+  `peak_grasp_torque_nm`, and a `capture` section (impulse, energy taken, largest loop drift, wheel momentum).
 
 A figure that does not apply to the model is null (with a line in `notes` saying why), never NaN: the
 bus attitude of a fixed-base arm, the momentum drift of a system that exchanges momentum with the world (a
@@ -185,6 +191,9 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
     }
     if system.flexibility is not None:
         summary.update(flexible_figures(trace))
+    if system.grasp is not None:
+        rate = scenario.evaluation.detumble_rate if scenario.evaluation is not None else 1.0e-3
+        summary.update(capture_figures(trace, rate, spin))
     if scenario.evaluation is not None:
         summary["pregrasp"] = pregrasp_errors(system, q_final, scenario)
         req = scenario.evaluation.requirements
@@ -196,6 +205,58 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
 
 
 RESIDUAL_WINDOW = 1.0      # s: the residual vibration is read over the last second of a run
+
+
+def capture_figures(trace: RunTrace, detumble_rate: float, wheel_spin_inertia: np.ndarray) -> dict:
+    """The capture keys of the module docstring (SI)."""
+    t, holding = trace.grasp_entry("holding")
+    grasped = bool(len(t) and np.any(holding > 0.5))
+    first = int(np.argmax(holding > 0.5)) if grasped else None
+    entry = {name: trace.grasp_entry(name)[1] for name in trace.grasp_state_fields}
+    out = {"grasped": grasped, "grasp_time_s": None, "momentum_change_across_grasp": None, "detumble_time_s": None,
+           "peak_grasp_force_n": float(entry["peak_force_n"].max()) if grasped else None,
+           "peak_grasp_torque_nm": float(entry["peak_torque_nm"].max()) if grasped else None}
+    _tw, wheels = trace.wheel_speeds.arrays()
+    section = {"detumble_rate_rad_s": detumble_rate,
+               "max_wheel_momentum_Nms": float(np.max(np.abs(wheels) * wheel_spin_inertia)) if len(wheels) and
+               len(wheel_spin_inertia) else None}
+    if not grasped:
+        out["capture"] = section
+        return out
+    grasp_time = float(entry["grasp_time_s"][first])
+    out["grasp_time_s"] = grasp_time
+    out["momentum_change_across_grasp"] = float(entry["momentum_change_across_grasp"][first])
+    out["detumble_time_s"] = detumble_time(trace, grasp_time, detumble_rate)
+    section.update({
+        "impulse_force_Ns": [float(entry[f"impulse_force_{a}"][first]) for a in "xyz"],
+        "impulse_torque_Nms": [float(entry[f"impulse_torque_{a}"][first]) for a in "xyz"],
+        "impact_energy_loss_J": float(entry["impact_energy_loss_j"][first]),
+        "max_drift_position_m": float(entry["drift_position_m"].max()),
+        "max_drift_angle_rad": float(entry["drift_angle_rad"].max()),
+        "released": bool(np.any(holding[first:] < 0.5)),
+    })
+    out["capture"] = section
+    return out
+
+
+def detumble_time(trace: RunTrace, grasp_time: float, rate: float) -> float | None:
+    """s from the grasp to the first recorded instant from which every rate (bus and target angular rates, arm
+    joint rates; rad/s) stays below `rate` to the end of the run; None when the last sample is above it."""
+    series = []
+    for data in (trace.bus_rate, trace.target_rate):
+        t, w = data.arrays()
+        series.append((t, np.linalg.norm(w, axis=1) if len(t) else w))
+    t, rates = trace.arm_rates.arrays()
+    series.append((t, np.abs(rates).max(axis=1) if len(t) else rates))
+    settled = grasp_time
+    for t, values in series:
+        after = t >= grasp_time
+        t, values = t[after], values[after]
+        if not len(t) or values[-1] >= rate:
+            return None
+        above = np.flatnonzero(values >= rate)
+        settled = max(settled, float(t[above[-1] + 1]) if len(above) else float(t[0]))
+    return settled - grasp_time
 
 
 def flexible_figures(trace: RunTrace) -> dict:
@@ -241,9 +302,29 @@ def _requirements(summary: dict, req, status: RunStatus, goal_end_time: float | 
         "final_pregrasp_angle": (summary["pregrasp"]["angle_rad"], req.final_pregrasp_angle, "end of the motion",
                                  final_reached),
     }
+    if "grasped" in summary:          # a model with a grasp (capture_figures)
+        no_grasp = None if summary["grasped"] else "no grasp closed in this run"
+        incomplete = f"the run is incomplete ({status.stopped_by})" if not status.complete else None
+        checks.update({
+            "grasped": (summary["grasped"], req.grasped, "whole run", incomplete if not summary["grasped"] else None),
+            "max_momentum_change_across_grasp": (summary["momentum_change_across_grasp"],
+                                                 req.max_momentum_change_across_grasp, "the grasp impulse", no_grasp),
+            "max_detumble_time": (summary["detumble_time_s"], req.max_detumble_time, "from the grasp",
+                                  no_grasp or incomplete),
+            "max_peak_grasp_force": (summary["peak_grasp_force_n"], req.max_peak_grasp_force, "while held", no_grasp),
+            "max_peak_grasp_torque": (summary["peak_grasp_torque_nm"], req.max_peak_grasp_torque, "while held",
+                                      no_grasp),
+        })
     out = {}
     for name, (value, limit, applies, blocked) in checks.items():
-        met = None if blocked is not None or value is None else bool(value <= limit)
+        if limit is None:             # not stated by this scenario
+            continue
+        if isinstance(limit, bool):
+            met = None if blocked is not None else bool(value == limit)
+        elif name == "max_detumble_time" and blocked is None and value is None:
+            met = False               # not detumbled by the end of a complete run
+        else:
+            met = None if blocked is not None or value is None else bool(value <= limit)
         out[name] = {"value": value, "limit": limit, "met": met, "applies": applies,
                      "not_evaluated_because": blocked}
     return out

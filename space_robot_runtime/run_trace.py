@@ -32,6 +32,9 @@ class TopicRoles:
     attitude_setpoint: str = "attitude_controller/setpoint"
     diagnostics: str = "diagnostics"
     flexible_modes: str = "flexible_modes"      # flexible models (docs/flexibility.md sec. 7)
+    target_odometry: str = "target/odom"        # capture (docs/contact.md sec. 11): the target's rates
+    grasp_state: str = "grasp/state"
+    grasp_wrench: str = "grasp/wrench"
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, sort_keys=True)
@@ -79,6 +82,15 @@ class RunTrace:
         self.bus_pose = Series()                     # [x, y, z, qx, qy, qz, qw], base_link in the world frame
         self.flexible_names: tuple = ()
         self.flexible_positions = Series()           # flexible_modes positions (m, rad) in flexible_names order
+        # capture (docs/contact.md sec. 11)
+        self.arm_rates = Series()                    # rad/s, arm joints
+        self.arm_efforts = Series()                  # N m applied, arm joints
+        self.bus_rate = Series()                     # rad/s, bus angular velocity (base-link frame)
+        self.target_rate = Series()                  # rad/s, target angular velocity (its base-link frame)
+        self.target_orientation = Series()           # (x, y, z, w), target base_link -> world
+        self.grasp_state = Series()                  # grasp/state entries (grasp_state_message.GRASP_STATE_FIELDS)
+        self.grasp_state_fields: tuple = ()
+        self.grasp_wrench = Series()                 # [force N, torque N m], the hand's frame
         self._rows_for: tuple | None = None
         self._rows: tuple = (None, None)
 
@@ -95,6 +107,10 @@ class RunTrace:
             position = np.asarray(msg.position, float)
             if arm_rows is not None:
                 self.arm_positions.add(t, position[arm_rows])
+                self.arm_rates.add(t, np.asarray(msg.velocity, float)[arm_rows])
+                effort = np.asarray(msg.effort, float)
+                if len(effort) == len(position):
+                    self.arm_efforts.add(t, effort[arm_rows])
             if wheel_rows is not None:
                 self.wheel_speeds.add(t, np.asarray(msg.velocity, float)[wheel_rows])
             if names != self.joint_names:
@@ -104,6 +120,18 @@ class RunTrace:
             pose = msg.pose.pose
             self.bus_orientation.add(t, cv.xyzw_of(pose.orientation))
             self.bus_pose.add(t, np.concatenate((cv.xyz_of(pose.position), cv.xyzw_of(pose.orientation))))
+            self.bus_rate.add(t, cv.xyz_of(msg.twist.twist.angular))
+        elif topic == roles.target_odometry:
+            self.target_rate.add(t, cv.xyz_of(msg.twist.twist.angular))
+            self.target_orientation.add(t, cv.xyzw_of(msg.pose.pose.orientation))
+        elif topic == roles.grasp_state:
+            labels = tuple(msg.layout.dim[0].label.split(",")) if len(msg.layout.dim) else ()
+            if labels != self.grasp_state_fields:
+                self.grasp_state_fields, self.grasp_state = labels, Series()
+            self.grasp_state.add(t, np.asarray(msg.data, float))
+        elif topic == roles.grasp_wrench:
+            wrench = msg.wrench
+            self.grasp_wrench.add(t, np.concatenate((cv.xyz_of(wrench.force), cv.xyz_of(wrench.torque))))
         elif topic == roles.flexible_modes:
             names = tuple(msg.name)
             if names != self.flexible_names:
@@ -169,6 +197,26 @@ class RunTrace:
             out[link] = (t, np.sqrt(sum(x * x for x in sums)))
         return out
 
+    def grasp_entry(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(t, values) of one grasp/state entry (empty without grasp/state)."""
+        t, values = self.grasp_state.arrays()
+        if not len(t) or name not in self.grasp_state_fields:
+            return np.zeros(0), np.zeros(0)
+        return t, values[:, self.grasp_state_fields.index(name)]
+
+    def relative_angular_rate(self) -> tuple[np.ndarray, np.ndarray]:
+        """(t, |w_target - w_bus|) in rad/s (world axes), at the samples where both odometries are recorded."""
+        t_b, w_b = self.bus_rate.arrays()
+        t_t, w_t = self.target_rate.arrays()
+        _tq, q_b = self.bus_orientation.arrays()
+        _tt, q_t = self.target_orientation.arrays()
+        common, i_b, i_t = np.intersect1d(np.round(t_b, 9), np.round(t_t, 9), return_indices=True)
+        if not len(common):
+            return common, np.zeros(0)
+        world_b = np.array([_rotate(q, w) for q, w in zip(q_b[i_b], w_b[i_b])])
+        world_t = np.array([_rotate(q, w) for q, w in zip(q_t[i_t], w_t[i_t])])
+        return common, np.linalg.norm(world_t - world_b, axis=1)
+
     def momentum_drift(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """|p(t) - p(0)| (kg m/s) and |L(t) - L(0)| (kg m^2/s)."""
         t, p = self.momentum_linear.arrays()
@@ -176,6 +224,12 @@ class RunTrace:
         if len(t) == 0:
             return t, np.zeros(0), np.zeros(0)
         return t, np.linalg.norm(p - p[0], axis=1), np.linalg.norm(angular - angular[0], axis=1)
+
+
+def _rotate(xyzw: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """The unit quaternion (x, y, z, w) applied to a 3-vector."""
+    u, w = np.asarray(xyzw[:3], float), float(xyzw[3])
+    return vector + 2.0 * np.cross(u, np.cross(u, vector) + w * vector)
 
 
 def rotation_angle(reference_xyzw: np.ndarray, quats_xyzw: np.ndarray) -> np.ndarray:

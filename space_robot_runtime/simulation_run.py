@@ -30,6 +30,7 @@ from space_robot_dynamics.errors import CommandError, ConfigError, SimulationDiv
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.simulation.simulator import Simulator
 from space_robot_nodes import conversions as cv
+from space_robot_nodes.capture_goals import with_capture_plan
 from space_robot_nodes.controller_core import ControllerCore
 from space_robot_nodes.dynamics_core import DynamicsCore
 from space_robot_nodes.lockstep_graph import Graph
@@ -82,9 +83,9 @@ class SimulationRun:
     """Builds the graph of a scenario and checks it; `run()` advances it and writes the outputs."""
 
     def __init__(self, scenario: Scenario, system: SystemModel | None = None):
-        self.scenario = scenario
         self.types = RosbagsMessageTypes()
         self.system = system if system is not None else SystemModel(scenario.model)
+        scenario = self.scenario = with_capture_plan(scenario, self.system)     # a capture's approach, planned
         self.q0, self.v0 = scenario.initial_state(self.system)
         self.simulator = Simulator(self.system, scenario.simulation, self.q0, self.v0)
         nodes = scenario.nodes
@@ -96,7 +97,8 @@ class SimulationRun:
             nodes.dynamics.tf_rate))
         self.player = self.graph.add(ScenarioPlayerCore(self.types, scenario.trajectory_goal, scenario.attitude_goal,
                                                         nodes.controller, scenario.simulation.dt,
-                                                        scenario.torque_profile, self.system.arm_joints))
+                                                        scenario.torque_profile, self.system.arm_joints,
+                                                        scenario.gripper_goals))
         self.servicer_controller = self.controller = None
         if scenario.controller is not None:
             self.servicer_controller = ServicerController(self.system, scenario.controller)
@@ -113,7 +115,9 @@ class SimulationRun:
             joint_states=nodes.dynamics.joint_states, bus_odometry=nodes.dynamics.odometry.get(bus, ""),
             momentum_linear=nodes.dynamics.momentum_linear, momentum_angular=nodes.dynamics.momentum_angular,
             trajectory=nodes.controller.trajectory, attitude_setpoint=nodes.controller.attitude_setpoint,
-            diagnostics=nodes.dynamics.diagnostics, flexible_modes=nodes.dynamics.flexible_modes)
+            diagnostics=nodes.dynamics.diagnostics, flexible_modes=nodes.dynamics.flexible_modes,
+            target_odometry=nodes.dynamics.odometry.get("target", "target/odom"),
+            grasp_state=nodes.dynamics.grasp_state, grasp_wrench=nodes.dynamics.grasp_wrench)
         self.graph.check(self.setting_sources())
         self.goal_end_time = self._check_trajectory_goal()
         # the comparison run, built (and so checked) now; run first by run()

@@ -1,9 +1,8 @@
-"""`ros2 run space_robot scenario_player`: publishes a scenario's goals (trajectory, attitude setpoint) at their
-simulated times, and its open-loop torque profile if it has one, as the standalone runtime does
-(space_robot_nodes.scenario_player_core).
+"""`ros2 run space_robot scenario_player`: publishes a scenario's goals (trajectory, attitude setpoint, gripper
+commands; a capture's planned approach, capture_goals.py) at their simulated times, and its open-loop torque profile
+if it has one, as the standalone runtime does (space_robot_nodes.scenario_player_core).
 
-Parameters: scenario, overrides (node_host). Run it with use_sim_time:=true.
-"""
+Parameters: scenario, overrides (node_host). Run it with use_sim_time:=true."""
 from __future__ import annotations
 
 import sys
@@ -12,13 +11,18 @@ CHECK_PERIOD = 0.01   # s between checks for due goals
 
 
 def build(node, types):
+    from space_robot_dynamics.model.system_model import SystemModel
+    from space_robot_nodes.capture_goals import with_capture_plan
     from space_robot_nodes.scenario_player_core import ScenarioPlayerCore
 
     from .node_host import scenario_from_parameters
 
     scenario = scenario_from_parameters(node)
+    if scenario.capture_goal is not None:        # the approach is planned on the model, from the initial state
+        scenario = with_capture_plan(scenario, SystemModel(scenario.model))
     return ScenarioPlayerCore(types, scenario.trajectory_goal, scenario.attitude_goal, scenario.nodes.controller,
-                              CHECK_PERIOD, scenario.torque_profile, scenario.model.arm_joints), None
+                              CHECK_PERIOD, scenario.torque_profile, scenario.model.arm_joints,
+                              scenario.gripper_goals), None
 
 
 def main(args=None) -> int:
