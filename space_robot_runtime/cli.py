@@ -153,13 +153,20 @@ def _report(result) -> None:
           f"{_figure(drift['max_angular_kg_m2_s'] if drift else None, 'N m s')}")
     if "pregrasp" in s:
         print(f"  pre-grasp distance {s['pregrasp']['distance_m']:.4g} m, angle {s['pregrasp']['angle_rad']:.3g} rad")
+    if "grasped" in s:
+        print(f"  grasped {s['grasped']} at {_figure(s['grasp_time_s'], 's')}, momentum change across the grasp "
+              f"{_figure(s['momentum_change_across_grasp'], '(relative)')}, detumbled after "
+              f"{_figure(s['detumble_time_s'], 's')}, peak grasp wrench {_figure(s['peak_grasp_force_n'], 'N')} / "
+              f"{_figure(s['peak_grasp_torque_nm'], 'N m')}")
     print(f"  bag {result.bag}\n  summary {result.out / 'summary.json'}")
     for path in result.plots:
         print(f"  plot {path}")
     for name, check in s.get("requirements", {}).items():
         if check["met"] is False:
-            print(f"  requirement {name} NOT met: {check['value']:.4g} > limit {check['limit']:.4g} "
-                  f"({check['applies']})")
+            value, limit = check["value"], check["limit"]
+            said = f"{value} != {limit}" if isinstance(limit, bool) else \
+                f"{'none reached' if value is None else format(value, '.4g')} > limit {limit:.4g}"
+            print(f"  requirement {name} NOT met: {said} ({check['applies']})")
         elif check["met"] is None:
             print(f"  requirement {name} not evaluated: {check['not_evaluated_because']}")
 
@@ -183,7 +190,7 @@ def plot_main(argv: list[str] | None = None) -> int:
     out = args.out or args.bag.resolve().parent
     paths = plot_run(trace, out, info.get("scenario", args.bag.name), attitude_limit=info.get("attitude_limit"),
                      wheel_max_speed=info.get("wheel_max_speed"),
-                     momentum_conserved=info.get("momentum_conserved", True))
+                     momentum_conserved=info.get("momentum_conserved", True), capture=info.get("capture"))
     t, angle = trace.attitude_error()
     print(json.dumps({"samples": len(t), "max_attitude_error_rad": float(angle.max()) if len(angle) else None}))
     for path in paths:

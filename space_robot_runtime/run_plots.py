@@ -1,5 +1,6 @@
 """PNG plots of a run (bus attitude error, arm joint angles, wheel speeds, momentum drift; for a flexible model
-its modal coordinates and joint deflections; for a run with a comparison, their differences).
+its modal coordinates and joint deflections; for a run with a comparison, their differences; for a model with a
+grasp (docs/contact.md sec. 11), the relative rates, the grasp wrench, the wheel momentum and the joint torques).
 
 Drawn with matplotlib's object API on the Agg canvas: no display and no global pyplot state, so plotting
 works on a headless machine and inside tests.
@@ -16,6 +17,7 @@ from .run_trace import RunTrace
 
 PLOT_NAMES = ("base_attitude.png", "joint_angles.png", "wheel_speeds.png", "momentum_drift.png")
 FLEXIBLE_PLOT_NAMES = ("flexible_modes.png", "comparison.png")     # flexible models; runs with a comparison
+CAPTURE_PLOT_NAMES = ("relative_rates.png", "grasp_wrench.png", "wheel_momentum.png", "joint_torques.png")
 _SIZE = (8.0, 4.5)   # inches
 _DPI = 100
 _SHOW_LIMIT_FRACTION = 0.25   # draw the wheel speed limit when the peak speed exceeds this fraction of it
@@ -53,11 +55,14 @@ def _drift_axis(ax, t: np.ndarray, drift: np.ndarray, label: str) -> None:
 
 
 def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_limit: float | None = None,
-             wheel_max_speed: float | None = None, momentum_conserved: bool = True, comparison=None) -> list[Path]:
+             wheel_max_speed: float | None = None, momentum_conserved: bool = True, comparison=None,
+             capture: dict | None = None) -> list[Path]:
     """Write the plots that apply to the run into out_dir; returns their paths. Limits (rad, rad/s) are
     drawn when given. Not drawn: the bus attitude without a floating bus, the wheels without wheels, the
     momentum drift when momentum is not conserved (momentum_conserved False: a fixed base, gravity), the
-    flexible modes of a rigid model, the differences without a comparison (comparison.ComparisonResult)."""
+    flexible modes of a rigid model, the differences without a comparison (comparison.ComparisonResult), the
+    capture plots without grasp/state samples. `capture` (from the run info): wheel_spin_inertia (kg m^2, per
+    wheel), grasp_force_limit (N), grasp_torque_limit (N m), wheel_max_momentum (N m s), each optional."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -121,6 +126,76 @@ def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_lim
         paths.append(_plot_flexible(trace, out / FLEXIBLE_PLOT_NAMES[0], title))
     if comparison is not None and len(comparison.t):
         paths.append(_plot_comparison(comparison, out / FLEXIBLE_PLOT_NAMES[1], title))
+    if len(trace.grasp_state):
+        paths += _plot_capture(trace, out, title, capture or {})
+    return paths
+
+
+def _grasp_lines(ax, trace: RunTrace) -> None:
+    """Dotted vertical lines at the instants the grasp closed or opened."""
+    t, holding = trace.grasp_entry("holding")
+    if len(t):
+        for k in np.flatnonzero(np.diff(holding > 0.5)):
+            ax.axvline(t[k + 1], color="k", linestyle=":", linewidth=0.8)
+
+
+def _plot_capture(trace: RunTrace, out: Path, title: str, capture: dict) -> list[Path]:
+    """The four capture plots (CAPTURE_PLOT_NAMES); dotted vertical lines: the grasp closing or opening."""
+    paths = []
+    figure, (ax,) = _figure()
+    t, relative = trace.relative_angular_rate()
+    for series, label in ((trace.bus_rate, "|w bus|"), (trace.target_rate, "|w target|")):
+        ts, w = series.arrays()
+        if len(ts):
+            ax.semilogy(ts, np.maximum(np.linalg.norm(w, axis=1), 1e-12), label=label, linewidth=0.9)
+    if len(t):
+        ax.semilogy(t, np.maximum(relative, 1e-12), label="|w target - w bus|", linewidth=0.9)
+    ta, rates = trace.arm_rates.arrays()
+    if len(ta):
+        ax.semilogy(ta, np.maximum(np.abs(rates).max(axis=1), 1e-12), label="max |arm joint rate|", linewidth=0.9)
+    _grasp_lines(ax, trace)
+    _finish(ax, "rate (rad/s; 1e-12 floor)", f"{title}: angular rates (world-frame difference; dotted: grasp)")
+    paths.append(_save(figure, out / CAPTURE_PLOT_NAMES[0]))
+
+    figure, (ax_f, ax_t) = _figure(2)
+    t, wrench = trace.grasp_wrench.arrays()
+    for k, axis in enumerate("xyz"):
+        ax_f.plot(t, wrench[:, k] if len(t) else [], label=f"f_{axis}", linewidth=0.9)
+        ax_t.plot(t, wrench[:, 3 + k] if len(t) else [], label=f"n_{axis}", linewidth=0.9)
+    for ax, key, unit in ((ax_f, "grasp_force_limit", "N"), (ax_t, "grasp_torque_limit", "N m")):
+        if capture.get(key) is not None:
+            ax.axhline(capture[key], color="r", linestyle="--", linewidth=0.8, label=f"limit {_number(capture[key])} "
+                                                                                     f"{unit} (norm)")
+        _grasp_lines(ax, trace)
+        ax.grid(True)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0.0)
+    ax_f.set_ylabel("force (N)")
+    ax_t.set_ylabel("torque (N m)")
+    ax_t.set_xlabel("time (s)")
+    ax_f.set_title(f"{title}: grasp wrench on the hand (end-effector frame)")
+    paths.append(_save(figure, out / CAPTURE_PLOT_NAMES[1]))
+
+    figure, (ax,) = _figure()
+    t, w = trace.wheel_speeds.arrays()
+    inertia = np.asarray(capture.get("wheel_spin_inertia") or [], float)
+    if len(inertia) == len(trace.wheel_joints):
+        for i, name in enumerate(trace.wheel_joints):
+            ax.plot(t, inertia[i] * w[:, i] if len(t) else [], label=name)
+        limit = capture.get("wheel_max_momentum")
+        if limit is not None:
+            for sign in (1, -1):
+                ax.axhline(sign * limit, color="r", linestyle="--", linewidth=0.8, label="limit" if sign > 0 else None)
+    _grasp_lines(ax, trace)
+    _finish(ax, "wheel momentum I_s Omega (N m s)", f"{title}: reaction wheel momentum (dotted: grasp)")
+    paths.append(_save(figure, out / CAPTURE_PLOT_NAMES[2]))
+
+    figure, (ax,) = _figure()
+    t, tau = trace.arm_efforts.arrays()
+    for i, name in enumerate(trace.arm_joints):
+        ax.plot(t, tau[:, i] if len(t) else [], label=name, linewidth=0.9)
+    _grasp_lines(ax, trace)
+    _finish(ax, "joint torque (N m)", f"{title}: arm joint torques applied (dotted: grasp)")
+    paths.append(_save(figure, out / CAPTURE_PLOT_NAMES[3]))
     return paths
 
 

@@ -46,7 +46,7 @@ from .interruption import Interruption
 from .output_directory import OutputDirectory
 from .progress_bar import ProgressBar
 from .robot_state_publisher import RobotStatePublisherCore
-from .run_summary import RunStatus, momentum_conserved, summarize, to_json
+from .run_summary import RunStatus, momentum_conserved, summarize, to_json, wheel_spin_inertia
 from .run_trace import INFO_KEY, ROLES_KEY, STATUS_KEY, RunTrace, TopicRoles
 
 BAG_DIRECTORY = "bag"
@@ -291,7 +291,8 @@ class SimulationRun:
                 info = self.run_info()
                 paths = plot_run(trace, staging, self.scenario.name, attitude_limit=info["attitude_limit"],
                                  wheel_max_speed=info["wheel_max_speed"],
-                                 momentum_conserved=info["momentum_conserved"], comparison=self.comparison)
+                                 momentum_conserved=info["momentum_conserved"], comparison=self.comparison,
+                                 capture=info.get("capture"))
                 result.plots = [p.name for p in paths]
             except Exception as exc:  # noqa: BLE001 - the bag and summary stand without plots: keep them
                 status.fail("while plotting", exc)
@@ -311,7 +312,22 @@ class SimulationRun:
                 "wheel_joints": list(self.system.wheel_joints), "dt": self.graph.tick,
                 "attitude_limit": req.max_attitude_error if req is not None else None,
                 "wheel_max_speed": float(np.max(wheels)) if len(wheels) and np.all(np.isfinite(wheels)) else None,
-                "momentum_conserved": momentum_conserved(self.system)}
+                "momentum_conserved": momentum_conserved(self.system), **self._capture_info()}
+
+    def _capture_info(self) -> dict:
+        """With a grasp: what the capture plots draw besides the topics (wheel spin inertia kg m^2, the
+        controller's grasp wrench limits N and N m, the wheels' momentum limit N m s)."""
+        if self.system.grasp is None:
+            return {}
+        controller = self.scenario.controller
+        speeds = self.system.wheel_max_speed
+        spin = wheel_spin_inertia(self.system)
+        finite = len(speeds) and np.all(np.isfinite(speeds))
+        return {"capture": {
+            "wheel_spin_inertia": spin.tolist(),
+            "wheel_max_momentum": float(np.max(spin * speeds)) if finite else None,
+            "grasp_force_limit": controller.capture.force_limit if controller is not None else None,
+            "grasp_torque_limit": controller.capture.torque_limit if controller is not None else None}}
 
 
 def trace_has_samples(trace: RunTrace) -> bool:
