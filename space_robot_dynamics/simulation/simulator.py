@@ -418,7 +418,8 @@ class Simulator:
         layout, nv = self.layout, self.model.nv
         self._aux_free = layout.size == 0
         if getattr(self, "_active", None) is not None:
-            self._rhs = self._constrained_rhs
+            # a rigid model without auxiliary states (no dissipation, no external wrench): the latched command alone
+            self._rhs = self._held_rhs if self._aux_free and self.elastic is None else self._constrained_rhs
         elif self.flexibility is not None:
             self._rhs = self._flexible_rhs
         else:
@@ -541,6 +542,15 @@ class Simulator:
         if self._external_rate is not None:       # the forward pass left the joint velocities at (q, v) in data
             ydot[self._external_rate] = wrenches.power(self.data) if fext is not None else 0.0
         return ydot
+
+    def _held_rhs(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """vdot at (q, v) with the contact held under the latched command alone (_constrained_rhs without its
+        elastic, dissipative and external terms: the joined step's fast path, bench/bench_contact.py)."""
+        acceleration = self._active.acceleration(self.data, q, v, self._tau_cmd)
+        if self._first_stage:
+            self._stage_force = self._active.force
+            self._first_stage = False
+        return acceleration
 
     def _constrained_rhs(self, q: np.ndarray, y: np.ndarray) -> np.ndarray:
         """ydot at (q, y = [v, z]) with the contact held (self._active): the latched command plus the elastic and
