@@ -12,7 +12,7 @@ modal ones (docs/flexibility.md eq. 14, v_d = S v_s): they enter as the constant
     C v = 0,   C = [E_d - S E_s],   gamma_C = 0,                                               (1)
 
 appended below the contact rows. Because T spans the kernel of C (C T = 0), the KKT system with (1) is the
-reduced dynamics of flexibility.md eq. 16 with the contact Jacobian J T (test_contact_flexible.py checks this
+reduced dynamics of flexibility.md eq. 16 with the contact Jacobian J T (test_contact_reduced_models.py checks this
 against the reduced KKT to round-off); the multipliers of (1) are the internal forces of the tip chains.
 
 `kinematics()` runs rnea (which leaves the joint velocities data.v and the velocity-product accelerations
