@@ -516,31 +516,42 @@ class Simulator:
         """ydot at (q, y = [v, z]) for an expanded model: the latched command plus the elastic and damping forces
         (eqs. 10, 12) and the joint dissipation (if on), the external wrenches (if any); aba, or the reduced
         dynamics of eq. 16 with flexible links; zdot the dissipated and the external power."""
-        nv = self.model.nv
-        v = y[:nv]
-        tau = self._tau_cmd.copy()
-        power = self.elastic.add_to(tau, q, v)
-        if self.dissipation is not None:
-            idx = self.dissipation.v_indices
-            tau_d = self.dissipation.torque(v)
-            tau[idx] += tau_d
-            power -= tau_d @ v[idx]
-        wrenches = self._wrenches
-        fext = wrenches.joint_forces(q) if len(wrenches) else None
+        v = y[:self.model.nv]
+        tau, power, fext = self._generalized_forces(q, v)
         if self._reduced is not None:
             acceleration = self._reduced(self.data, q, v, tau, fext)
         elif fext is None:
             acceleration = pin.aba(self.model, self.data, q, v, tau)
         else:
             acceleration = pin.aba(self.model, self.data, q, v, tau, fext)
+        return self._with_rates(acceleration, y, power, fext)
+
+    def _generalized_forces(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, float, object]:
+        """(tau, dissipated power, fext) at (q, v): the latched command plus the elastic and damping forces of a
+        flexible model (eqs. 10, 12) and the joint dissipation (if on); the external wrenches' joint forces (None
+        without any)."""
+        tau = self._tau_cmd.copy()
+        power = self.elastic.add_to(tau, q, v) if self.elastic is not None else 0.0
+        if self.dissipation is not None:
+            idx = self.dissipation.v_indices
+            tau_d = self.dissipation.torque(v)
+            tau[idx] += tau_d
+            power -= tau_d @ v[idx]
+        wrenches = self._wrenches
+        return tau, power, (wrenches.joint_forces(q) if len(wrenches) else None)
+
+    def _with_rates(self, acceleration: np.ndarray, y: np.ndarray, power: float, fext) -> np.ndarray:
+        """ydot = [acceleration, zdot]: the dissipated and the external power at their places (the forward pass
+        left the joint velocities at (q, v) in data); the acceleration alone without auxiliary states."""
+        nv = self.model.nv
         if len(y) == nv:
             return acceleration
         ydot = np.empty(len(y))
         ydot[:nv] = acceleration
         if self._dissipated_rate is not None:
             ydot[self._dissipated_rate] = power
-        if self._external_rate is not None:       # the forward pass left the joint velocities at (q, v) in data
-            ydot[self._external_rate] = wrenches.power(self.data) if fext is not None else 0.0
+        if self._external_rate is not None:
+            ydot[self._external_rate] = self._wrenches.power(self.data) if fext is not None else 0.0
         return ydot
 
     def _held_rhs(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -556,30 +567,13 @@ class Simulator:
         """ydot at (q, y = [v, z]) with the contact held (self._active): the latched command plus the elastic and
         damping forces of a flexible model and the joint dissipation (if on), the external wrenches (if any),
         through the constraint's forward dynamics; its multipliers of a step's first stage are kept."""
-        nv = self.model.nv
-        v = y[:nv]
-        tau = self._tau_cmd.copy()
-        power = self.elastic.add_to(tau, q, v) if self.elastic is not None else 0.0
-        if self.dissipation is not None:
-            idx = self.dissipation.v_indices
-            tau_d = self.dissipation.torque(v)
-            tau[idx] += tau_d
-            power -= tau_d @ v[idx]
-        wrenches = self._wrenches
-        fext = wrenches.joint_forces(q) if len(wrenches) else None
+        v = y[:self.model.nv]
+        tau, power, fext = self._generalized_forces(q, v)
         acceleration = self._active.acceleration(self.data, q, v, tau, fext)
         if self._first_stage:
             self._stage_force = self._active.force
             self._first_stage = False
-        if len(y) == nv:
-            return acceleration
-        ydot = np.empty(len(y))
-        ydot[:nv] = acceleration
-        if self._dissipated_rate is not None:
-            ydot[self._dissipated_rate] = power
-        if self._external_rate is not None:       # the forward pass left the joint velocities at (q, v) in data
-            ydot[self._external_rate] = wrenches.power(self.data) if fext is not None else 0.0
-        return ydot
+        return self._with_rates(acceleration, y, power, fext)
 
     # ---- outputs ----------------------------------------------------------------------------
     @property
