@@ -7,7 +7,12 @@ import numpy as np
 import pinocchio as pin
 
 from space_robot_dynamics import initial_state_from
+from space_robot_dynamics.contact.contact_config import Stabilization
+from space_robot_dynamics.contact.explicit_constraints import ExplicitConstraintDynamics
+from space_robot_dynamics.contact.loop_closure import LoopClosure
 
+# Baumgarte of the model files' grasp sections (Kp = 400 s^-2, Kd = 40 s^-1)
+STABILIZATION = Stabilization(natural_frequency=20.0, damping_ratio=1.0)
 # the pre-grasp pose of servicer_pregrasp.yaml (rad, right_j0..right_j6): hand 0.15 m in front of the fixture there
 ARM_POSE = [0.297419, -0.565761, -0.910255, 1.743777, -0.247794, -1.160595, -0.542281]
 
@@ -55,3 +60,13 @@ def tumbling_together(system, q, omega):
         linear = np.cross(omega, placement.translation - centre)
         v[system.v_slice(subtree.base_joint)] = np.r_[placement.rotation.T @ linear, placement.rotation.T @ omega]
     return v
+
+
+def loop_at(system, q):
+    """The grasp's loop closed at q: right_hand welded to the target's body where it is (with a flexible model's
+    coupling rows)."""
+    model = system.model
+    hand = model.frames[model.getFrameId("right_hand")]
+    target = model.frames[model.getFrameId("target/grapple_frame")].parentJoint
+    return LoopClosure.closed_at(model, model.createData(), q, hand.parentJoint, hand.placement, target,
+                                 STABILIZATION, ExplicitConstraintDynamics(model, system.coordinates))

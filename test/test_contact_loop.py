@@ -12,13 +12,8 @@ target), so both solutions carry round-off of ~1e-8 relative: 1e-8 of the larges
 import numpy as np
 import pinocchio as pin
 import pytest
-from grasp_states import drifting, fixture_at_hand
+from grasp_states import STABILIZATION, drifting, fixture_at_hand, loop_at
 
-from space_robot_dynamics.contact.contact_config import Stabilization
-from space_robot_dynamics.contact.explicit_constraints import ExplicitConstraintDynamics
-from space_robot_dynamics.contact.loop_closure import LoopClosure
-
-STABILIZATION = Stabilization(natural_frequency=20.0, damping_ratio=1.0)
 LOCAL, WORLD = pin.ReferenceFrame.LOCAL, pin.ReferenceFrame.WORLD
 RTOL = 1e-8
 
@@ -52,10 +47,7 @@ def random_loop(system, rng):
     model = system.model
     offset = rng.normal(0.0, 0.01, 3)
     q = fixture_at_hand(system, offset=offset, tilt=rng.normal(0.0, 0.02))
-    hand = model.frames[model.getFrameId("right_hand")]
-    target = model.frames[model.getFrameId("target/grapple_frame")].parentJoint
-    loop = LoopClosure.closed_at(model, model.createData(), q, hand.parentJoint, hand.placement, target,
-                                 STABILIZATION, ExplicitConstraintDynamics(model, system.coordinates))
+    loop = loop_at(system, q)
     q = pin.integrate(model, q, rng.normal(0.0, 0.003, model.nv))
     v = drifting(system, rng)
     tau = np.zeros(model.nv)
@@ -85,10 +77,8 @@ def test_the_multiplier_is_the_wrench_of_the_target_on_the_hand(servicer_target)
     Pinocchio's centroidal map)."""
     model = servicer_target.model
     q = fixture_at_hand(servicer_target)
-    hand = model.frames[model.getFrameId("right_hand")]
     target = model.frames[model.getFrameId("target/grapple_frame")].parentJoint
-    loop = LoopClosure.closed_at(model, model.createData(), q, hand.parentJoint, hand.placement, target,
-                                 STABILIZATION, ExplicitConstraintDynamics(model))
+    loop = loop_at(servicer_target, q)
     data = model.createData()
     pin.forwardKinematics(model, data, q)
     push = np.array([3.0, -2.0, 1.0])                          # N, world axes, at the target's centre of mass

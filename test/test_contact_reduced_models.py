@@ -10,15 +10,11 @@ On the flexible servicer the constraint dynamics runs on the expanded model with
 import numpy as np
 import pinocchio as pin
 import pytest
-from grasp_states import drifting, fixture_at_hand
+from grasp_states import STABILIZATION, drifting, fixture_at_hand, loop_at
 
 from space_robot_dynamics import build_model
-from space_robot_dynamics.contact.contact_config import Stabilization
-from space_robot_dynamics.contact.explicit_constraints import ExplicitConstraintDynamics
-from space_robot_dynamics.contact.loop_closure import LoopClosure
 from space_robot_dynamics.contact.reduced_models import eliminate_base_linear, eliminate_target, orthogonal_projection
 
-STABILIZATION = Stabilization(natural_frequency=20.0, damping_ratio=1.0)
 RTOL = 1e-8
 
 
@@ -27,10 +23,7 @@ def constrained_state(system, seed):
     rng = np.random.default_rng(seed)
     model = system.model
     q = fixture_at_hand(system, offset=rng.normal(0.0, 0.01, 3))
-    hand = model.frames[model.getFrameId("right_hand")]
-    target = model.frames[model.getFrameId("target/grapple_frame")].parentJoint
-    loop = LoopClosure.closed_at(model, model.createData(), q, hand.parentJoint, hand.placement, target,
-                                 STABILIZATION, ExplicitConstraintDynamics(model, system.coordinates))
+    loop = loop_at(system, q)
     q = pin.integrate(model, q, rng.normal(0.0, 0.002, model.nv))
     v = drifting(system, rng)
     if system.coordinates is not None:

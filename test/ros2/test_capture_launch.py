@@ -1,0 +1,74 @@
+"""The capture scenario under ROS 2 (docs/contact.md sec. 10-11): `ros2 launch space_robot simulation.launch.py
+scenario:=.../capture.yaml rviz:=false`, the scenario player sending the planned approach and the gripper's
+closing, checked with rclpy: the grasp closes (grasp/events, grasp/state), grasp/wrench is in the hand's frame, the
+controller and the monitor switch to the joined system by themselves; a gripper command from a user reaches the
+controller; the launch ends cleanly on Ctrl-C.
+
+Simulated time is paced on the wall clock: the grasp closes at ~9.9 s of simulated time, ~10 s after the start.
+"""
+from __future__ import annotations
+
+import time
+
+from ros2_available import require_ros2
+
+require_ros2()
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
+from geometry_msgs.msg import WrenchStamped  # noqa: E402
+from ros2_probe import latched_qos, values  # noqa: E402
+from ros2_processes import RosCommand, launch_exits, tracebacks, wait_until  # noqa: E402
+from std_msgs.msg import Float64MultiArray, String  # noqa: E402
+
+from space_robot_nodes.grasp_state_message import GRASP_STATE_FIELDS  # noqa: E402
+
+START_TIMEOUT = 90.0         # s of wall time for launch, model building, the approach's plan and discovery
+GRASP_TIMEOUT = 60.0         # s of wall time after the start for the grasp at ~9.9 s of simulated time
+
+
+def grasp_state(msg) -> dict:
+    assert msg.layout.dim[0].label.split(",") == list(GRASP_STATE_FIELDS)
+    return dict(zip(GRASP_STATE_FIELDS, msg.data))
+
+
+def test_capture_under_ros2_launch(probe, ros_env, share_dir, tmp_path):
+    for topic, kind, qos in (("/grasp/events", String, latched_qos()), ("/grasp/state", Float64MultiArray, 10),
+                             ("/grasp/wrench", WrenchStamped, 10), ("/diagnostics", DiagnosticArray, 10)):
+        probe.listen(topic, kind, qos)
+    path = share_dir / "config" / "scenarios" / "capture.yaml"
+    launch = RosCommand(["ros2", "launch", "space_robot", "simulation.launch.py", f"scenario:={path}", "rviz:=false"],
+                        tmp_path / "launch.log", ros_env)
+    try:
+        wait_until(lambda: probe.statuses("dynamics: simulation") or not launch.alive(), START_TIMEOUT,
+                   "the simulation to start")
+        assert launch.alive(), launch.output()[-3000:]
+        events = wait_until(lambda: probe.messages("/grasp/events") or not launch.alive(), GRASP_TIMEOUT,
+                            "the grasp event")
+        assert launch.alive(), launch.output()[-3000:]
+        assert "grasp:" in events[0].data and "grasp_failed" not in events[0].data, events[0].data
+
+        state = probe.wait_for(lambda: [m for m in probe.messages("/grasp/state") if grasp_state(m)["holding"] == 1.0],
+                               10.0, "grasp/state holding")[-1]
+        figures = grasp_state(state)
+        assert 9.0 < figures["grasp_time_s"] < 11.0
+        assert figures["momentum_change_across_grasp"] < 1e-12        # an internal impulse: round-off only
+        assert figures["drift_position_m"] < 1e-9 and figures["drift_angle_rad"] < 1e-9
+        time.sleep(1.0)
+        wrench = probe.messages("/grasp/wrench")[-1]
+        assert wrench.header.frame_id == "right_hand"
+        force = wrench.wrench.force
+        assert 0.0 < (force.x ** 2 + force.y ** 2 + force.z ** 2) ** 0.5 < 25.0     # held, below the limit's margin
+
+        capture = probe.wait_for(lambda: [s for s in probe.statuses("controller: capture")
+                                          if "holding the target" in s.message], 10.0, "the controller's switch")
+        assert values(capture[-1])["holding"] == "true"
+        monitor = probe.wait_for(lambda: [s for s in probe.statuses("holonomy_monitor: holonomy")
+                                          if values(s).get("attached") == "true"], 10.0, "the monitor's switch")
+        assert "grasp closed" in values(monitor[-1])["last_contact_event"]
+        assert not [s for s in probe.statuses("dynamics: contact") if s.level == DiagnosticStatus.ERROR]
+    finally:
+        launch.signal_group()
+        code = launch.wait(60)
+    output = launch.output()
+    assert code == 0 and not tracebacks(output), output[-3000:]
+    assert all(status == 0 for status in launch_exits(output).values()), launch_exits(output)
