@@ -65,6 +65,10 @@ def expected_counts(scenario) -> dict:
     counts.update({vis.markers: n(vis.rate), vis.attitude_setpoint_pose: n(vis.rate), vis.goal_pose: 0,
                    vis.end_effector_path: n(vis.path_rate), vis.planned_end_effector_path: 0, vis.static_markers: 1,
                    vis.display_joint_states: n(vis.rate), vis.commanded_efforts: n(vis.rate)})
+    # the model has a grasp (docs/contact.md sec. 10): its wrench and state at their rates; no contact event and no
+    # gripper command in this scenario
+    counts.update({dyn.grasp_wrench: n(dyn.grasp_wrench_rate), dyn.grasp_state: n(dyn.grasp_state_rate),
+                   dyn.grasp_events: 0, dyn.gripper_command: 0, nodes.controller.gripper_command: 0})
     return counts
 
 
@@ -78,7 +82,7 @@ def test_bag_metadata_topics_types_counts_and_qos(runs, scenario):
     for name, t in topics.items():
         qos = yaml.safe_load(t["topic_metadata"]["offered_qos_profiles"])
         latched = name in ("robot_description", "target/robot_description", "tf_static",
-                           "visualization/static_markers", "visualization/planned_end_effector_path")
+                           "visualization/static_markers", "visualization/planned_end_effector_path", "grasp/events")
         assert (qos[0]["durability"] == TRANSIENT_LOCAL) == latched, name
         assert t["topic_metadata"]["type"] == result.summary["topics"][name]["type"]
     assert topics["joint_states"]["topic_metadata"]["type"] == "sensor_msgs/msg/JointState"
