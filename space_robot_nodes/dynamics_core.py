@@ -41,6 +41,7 @@ from functools import partial
 import numpy as np
 import pinocchio as pin
 
+from space_robot_dynamics.contact.constraint_wrench import GraspWrenchDecomposition
 from space_robot_dynamics.errors import CommandError, ConfigError, SimulationDivergedError
 from space_robot_dynamics.simulation.simulator import Simulator
 
@@ -123,6 +124,8 @@ class DynamicsCore(NodeCore):
             self.add_publication(config.deformation_marker, MARKER)
         # contacts (docs/contact.md sec. 10)
         self._contacts = simulator.contact_state() is not None
+        self._decomposition = GraspWrenchDecomposition(self.system.grasp.config.approach_axis) \
+            if self.system.grasp is not None else None
         self._events_published = 0
         self._gripper_errors = 0
         self._gripper_errors_reported = 0
@@ -232,12 +235,22 @@ class DynamicsCore(NodeCore):
             self.publish(self.config.grasp_events, cv.string(self.types, f"t={event.t:.3f} s {event.kind}: "
                                                                          f"{event.message}"))
         self._events_published = len(events)
-        self.publish(self.config.grasp_state, grasp_state_message(self.types, self.sim.contact_state(), events))
+        self.publish(self.config.grasp_state, self._grasp_state())
 
     def publish_grasp_state(self, _now: float | None = None) -> None:
         topic = self.config.grasp_state
         if self.wanted(topic):
-            self.publish(topic, grasp_state_message(self.types, self.sim.contact_state(), self.sim.contact_events))
+            self.publish(topic, self._grasp_state())
+
+    def _grasp_state(self):
+        """grasp/state now: the simulator's contact state and events, the held grasp's wrench split into its normal
+        and tangential parts (seed 004 sec. 5.3)."""
+        state = self.sim.contact_state()
+        parts = None
+        if state.holding:
+            _frame, force, torque = self.sim.contact_wrench()
+            parts = self._decomposition(np.r_[force, torque])
+        return grasp_state_message(self.types, state, self.sim.contact_events, parts)
 
     def publish_grasp_wrench(self, _now: float | None = None) -> None:
         topic = self.config.grasp_wrench

@@ -84,6 +84,7 @@ def test_the_gripper_command_closes_the_grasp_and_the_topics_say_so(servicer_tar
     assert tuple(state) == GRASP_STATE_FIELDS
     assert state["holding"] == 1.0 and state["mode"] == 1.0
     assert state["grasp_time_s"] == pytest.approx(events[0].t, abs=1e-12)
+    assert min(state[k] for k in ("shear_force_n", "bending_torque_nm")) >= 0.0
     assert state["momentum_change_across_grasp"] == pytest.approx(events[0].momentum.relative_change, abs=0.0)
     assert state["momentum_change_across_grasp"] < 1e-12      # an internal impulse: round-off only
     assert np.allclose([state[f"impulse_force_{a}"] for a in "xyz"], events[0].impulse[:3], rtol=0.0, atol=0.0)
@@ -95,6 +96,18 @@ def test_the_gripper_command_closes_the_grasp_and_the_topics_say_so(servicer_tar
     assert cv.seconds(wrench.header.stamp) == pytest.approx(0.290, abs=1e-9)
     assert np.allclose(published, np.r_[force, torque], rtol=1e-12, atol=1e-12)
     assert np.linalg.norm(published) > 0.0                      # the arm holds a drifting target: a real wrench
+    # grasp/state's normal/tangential figures: those of the wrench published at the same tick (approach axis z)
+    topic_s, topic_w = nodes.dynamics.grasp_state, nodes.dynamics.grasp_wrench
+    t_state = probe.times[topic_s][-1]
+    parts = read_grasp_state(probe.heard[topic_s][-1])
+    same = [m for m, t in zip(probe.heard[topic_w], probe.times[topic_w]) if abs(t - t_state) < 1e-9]
+    assert len(same) == 1 and system.grasp.config.approach_axis == (0.0, 0.0, 1.0)
+    w = np.r_[cv.xyz_of(same[0].wrench.force), cv.xyz_of(same[0].wrench.torque)]
+    assert parts["axial_force_n"] == pytest.approx(-w[2], abs=1e-12)
+    assert parts["twist_torque_nm"] == pytest.approx(w[5], abs=1e-12)
+    assert parts["shear_force_n"] == pytest.approx(np.hypot(w[0], w[1]), abs=1e-12)
+    assert parts["bending_torque_nm"] == pytest.approx(np.hypot(w[3], w[4]), abs=1e-12)
+    assert parts["shear_force_n"] > 0.0
     # the controller switched to the joined system; the monitor to robot + target
     assert controller.controller.capture_mode is not None
     assert controller.gripper_commands == 1
