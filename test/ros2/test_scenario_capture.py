@@ -5,6 +5,8 @@ controller and the monitor switch to the joined system by themselves; a gripper 
 controller; the launch ends cleanly on Ctrl-C.
 
 Simulated time is paced on the wall clock: the grasp closes at ~9.9 s of simulated time, ~10 s after the start.
+The file's name sorts after test_launch_simulation.py on purpose: that launch_testing module calls rclpy.init() itself
+and must run before any module has used the session's probe (conftest.py), which initializes rclpy once.
 """
 from __future__ import annotations
 
