@@ -67,7 +67,10 @@ class CommandInput:
         """(level, message, key-values) for a DiagnosticStatus; clears the 'rejected since last report' count."""
         rejected_now, self._rejected_since_report = self._rejected_since_report, 0
         age = self.age(now)
-        values = [("accepted", self.accepted), ("rejected", self.rejected), ("timeouts", self.timeouts),
+        # a timeout the physics step has not counted yet (the diagnostics timer can run before the step at the same
+        # instant, or while simulated time is held): counted here too, so an ERROR for it never says timeouts 0
+        timeouts = self.timeouts + int(self.received_at is not None and self.timed_out(now) and not self._was_timed_out)
+        values = [("accepted", self.accepted), ("rejected", self.rejected), ("timeouts", timeouts),
                   ("age_s", age if np.isfinite(age) else -1.0), ("timeout_s", self.timeout),
                   ("timed_out", self.timed_out(now)), ("last_error", self.last_error)]
         if rejected_now:
