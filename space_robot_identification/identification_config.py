@@ -38,20 +38,13 @@ from space_robot_dynamics.config_reader import ConfigReader, load_config_file
 
 from . import body_inertia
 from .body_problems import read_body_problem
+from .elastic_joint_problem import read_elastic_joint_problem
 from .fitting import METHODS, FitOptions, read_fit_options
-from .flexible_joint_stand_in import read_stand_in
 from .free_parameters import ParameterSpace, read_free_parameters
-from .parameterized_simulation import SimulationProblemSpec, read_matched_signals
+from .parameterized_simulation import SimulationProblemSpec
 from .synthetic_noise import NoiseModel, read_noise
 
 METRICS = ("relative_error", "inertia_relative_error", "com_error")
-
-
-def _read_stand_in_problem(reader: ConfigReader, kind: str) -> SimulationProblemSpec:
-    simulation = read_stand_in(reader)
-    matched = read_matched_signals(reader, simulation.outputs())
-    reader.reject_unknown()
-    return SimulationProblemSpec(kind, simulation, matched, reader.path, reader.source)
 
 
 # kind -> reader(ConfigReader of the problem section, kind) -> spec with known_parameters(), bind(), and for body
@@ -59,7 +52,7 @@ def _read_stand_in_problem(reader: ConfigReader, kind: str) -> SimulationProblem
 PROBLEM_KINDS = {
     "body_momentum": read_body_problem,
     "body_joint_torques": read_body_problem,
-    "flexible_joint_stand_in": _read_stand_in_problem,
+    "elastic_joint": read_elastic_joint_problem,
 }
 
 
