@@ -67,6 +67,9 @@ COLD_PERIOD = 0.1
 DUE_SLACK = 1e-9             # s (as TimerSchedule)
 MAX_CATCH_UP = 0.1           # s of simulated time run back to back at most (no spiral when too slow)
 SETTLE = 0.5                 # s after the command publishers appear (wait_for_commands)
+# s of wall time between copies of the initial state while simulated time is held (start_delay): a viewer or a
+# robot_state_publisher that subscribes during the hold gets it (the state topics are volatile)
+HOLD_REPUBLISH = 0.5
 CLOCK_TOPIC = "/clock"
 SENSING = frozenset(range(ACTUATE))     # phases before the physics step
 ACTUATING = frozenset((ACTUATE,))
@@ -353,10 +356,18 @@ class RclpyHost:
                 self.schedule.run(self.steps * self.tick, SENSING)
 
     def _hold(self, seconds: float) -> None:
-        """Keep simulated time at its start for `seconds` of wall time (parameter start_delay), serving the node."""
+        """Keep simulated time at its start for `seconds` of wall time (parameter start_delay), serving the node;
+        every HOLD_REPUBLISH s the sensing timers run again at t = 0 (they only publish the state: it goes out again,
+        to whoever subscribes by then)."""
         end = time.monotonic() + seconds
+        next_copy = time.monotonic() + HOLD_REPUBLISH
+        sensing = [timer for timer in self.schedule.timers if timer.phase in SENSING]
         while self._running() and time.monotonic() < end:
             self._cold_pass()
+            if time.monotonic() >= next_copy:
+                for timer in sensing:
+                    timer.callback(0.0)
+                next_copy += HOLD_REPUBLISH
             time.sleep(min(COLD_PERIOD, max(0.0, end - time.monotonic())))
 
     def _await_commands(self, limit: float) -> None:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
 
 # what launch prints when a process ends: "[INFO] [dynamics_node-4]: process has finished cleanly [pid 1]" or
 # "[ERROR] [dynamics_node-4]: process has died [pid 1, exit code -2, cmd '...']"
@@ -56,12 +59,35 @@ class RosCommand:
         try:
             self.returncode = self.process.wait(timeout)
         except subprocess.TimeoutExpired:
+            stacks = self.stacks()
             self.kill()
             raise AssertionError(f"{' '.join(self.args)} did not end within {timeout} s:\n"
-                                 f"{self.output()[-3000:]}") from None
+                                 f"{self.output()[-3000:]}\n{stacks}") from None
         finally:
             self._file.close()
         return self.returncode
+
+    def stacks(self) -> str:
+        """Where each process of the group is (py-spy's Python and native stacks, when py-spy is installed: the
+        development environment has it), for the report of a command that did not end."""
+        try:
+            pids = subprocess.run(["pgrep", "-g", str(self.pid)], capture_output=True, text=True).stdout.split()
+        except OSError as exc:
+            return f"(no pgrep: {exc})"
+        spy = shutil.which("py-spy") or next((str(p) for p in [REPO / ".venv" / "bin" / "py-spy"] if p.exists()), None)
+        report = []
+        for pid in pids:
+            try:
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                state = Path(f"/proc/{pid}/wchan").read_text()
+            except OSError:
+                continue
+            report.append(f"--- pid {pid} ({state}): {command}")
+            if spy:
+                dump = subprocess.run([spy, "dump", "--native", "--pid", pid], capture_output=True, text=True,
+                                      timeout=30)
+                report.append(dump.stdout + dump.stderr)
+        return "\n".join(report)
 
     def kill(self) -> None:
         """Last resort (a test that failed half-way): SIGKILL to the whole group, reaped."""

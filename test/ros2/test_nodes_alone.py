@@ -4,7 +4,8 @@ For each node and scenario three copies start together and are stopped three way
 the `ros2 run` process group), a double Ctrl-C, and SIGTERM to the node's process (a process manager). Each must
 end with status 0, print no traceback, and (nodes with diagnostics) send a last "<node>: node" status naming
 the signal, from its own process id. Then: the documented parameter overrides, the dynamics node's command
-timeout, and a monitor refusing a scenario without one.
+timeout, a monitor refusing a scenario without one, and the initial state reaching a viewer that subscribes while
+simulated time is held (start_delay).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from geometry_msgs.msg import QuaternionStamped  # noqa: E402
 from ros2_probe import values  # noqa: E402
 from ros2_processes import RosCommand, tracebacks, wait_until  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 START_TIMEOUT = 60.0
@@ -151,3 +153,22 @@ def test_the_documented_overrides_apply(probe, share_dir, ros_env, tmp_path):
         for command in (controller, dynamics):
             command.wait(30)
             command.kill()
+
+
+def test_a_viewer_that_subscribes_during_start_delay_gets_the_initial_state(probe, share_dir, ros_env, tmp_path):
+    """simulation.launch.py holds simulated time at 0 for start_delay s while RViz starts; a robot_state_publisher
+    or RViz subscribing during the hold (after the one publication at t = 0) must still get the initial state."""
+    command = run_node("dynamics_node", share_dir / "config" / "scenarios" / PREGRASP, tmp_path / "d.log", ros_env,
+                       "start_delay:=20.0")
+    try:
+        wait_running(command, "dynamics_node")
+        time.sleep(2.0)                               # the initial state went out (nobody heard it)
+        probe.listen("/joint_states_throttle", JointState)
+        heard = probe.wait_for(lambda: probe.messages("/joint_states_throttle"), 5, "the initial state, again")
+        assert all(msg.header.stamp.sec == 0 and msg.header.stamp.nanosec == 0 for msg in heard)
+        assert any(msg.name for msg in heard) and all(math.isfinite(p) for p in heard[0].position)
+    finally:
+        probe.forget("/joint_states_throttle")
+        command.signal_group(signal.SIGINT)
+        command.wait(30)
+        command.kill()
