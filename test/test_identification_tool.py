@@ -96,6 +96,22 @@ def test_study_writes_strict_json_plots_and_headline(tmp_path, capsys):
     assert "mean_relative_error_k" in stdout
 
 
+def test_multi_start_on_noise_free_datasets_only(tmp_path, capsys):
+    """multi_start.datasets: noise_free - the noise-free dataset is fitted from both starts (a spread), the noisy
+    one from the configured start only (no spread)."""
+    config = write_config(tmp_path, changed([("multi_start/datasets", "noise_free"),
+                                             ("synthetic_data/noise/seeds", [1])]))
+    status, _, _ = run([config, "--out", tmp_path / "out", "--no-progress", "--no-plots"], capsys)
+    assert status == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    clean, noisy = summary["results"]
+    assert clean["noise_seed"] is None and len(clean["starts"]) == 2
+    assert all(e["multi_start_spread"] is not None for e in clean["estimates"].values())
+    assert noisy["noise_seed"] == 1 and len(noisy["starts"]) == 1
+    assert all(e["multi_start_spread"] is None for e in noisy["estimates"].values())
+    assert summary["multi_start"]["datasets"] == "noise_free"
+
+
 def test_a_fit_of_the_main_case_that_does_not_converge_exits_1(tmp_path, capsys):
     """Nelder-Mead stopped after 30 evaluations: the outputs are written, the last lines name the fits."""
     config = write_config(tmp_path, changed([("methods", ["nelder_mead"]), ("synthetic_data/noise/seeds", []),
@@ -155,6 +171,7 @@ def test_csv_data_is_fitted_without_truth(tmp_path, capsys):
     ([("parameters/joint_1.stifness", {"start": 1.0, "lower": 0.0, "upper": 2.0})], "parameters.joint_1.stifness",
      "unknown parameter"),
     ([("methods", ["simplex"])], "methods[0]", "must be one of"),
+    ([("multi_start/datasets", "noisy")], "multi_start.datasets", "must be one of"),
     ([("problem/signals/joint_1.link_anlge", {"data": "x"})], "problem.signals.joint_1.link_anlge", "unknown output"),
     ([("problem/kind", "flexible")], "problem.kind", "must be one of"),
     ([("parameters/joint_1.motor_inertia/lower", 0.0)], "parameters.joint_1.motor_inertia.lower", "must be > 0"),
