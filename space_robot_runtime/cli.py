@@ -54,6 +54,14 @@ def _scenario_list() -> str:
         except Exception:  # noqa: BLE001 - a help text must not fail on one unreadable file
             description = ""
         lines.append(f"  {name:<22} {description}")
+    from space_robot_runtime.study_run import find_study, shipped_studies
+
+    for name in shipped_studies():
+        try:
+            description = parse_yaml(find_study(name).read_text()).get("description", "")
+        except Exception:  # noqa: BLE001 - a help text must not fail on one unreadable file
+            description = ""
+        lines.append(f"  {name:<22} {description}")
     return "shipped scenarios (give the name, or a path to your own file):\n" + "\n".join(lines)
 
 
@@ -103,7 +111,11 @@ def _say(text: str) -> None:
 def _simulate(args, interruption) -> int:
     from space_robot_runtime.output_directory import OutputDirectory
     from space_robot_runtime.simulation_run import SimulationRun
+    from space_robot_runtime.study_run import find_study
 
+    study = find_study(args.scenario)
+    if study is not None:
+        return _study(study, args)
     try:
         scenario = load_scenario(args.scenario, parse_overrides(args.set))
         run = SimulationRun(scenario)
@@ -135,6 +147,22 @@ def _simulate(args, interruption) -> int:
         _say(f"{status.reason.rstrip('.')}; outputs up to t = {status.simulated_time:.6f} s in {result.out}")
         return EXIT_RUN_FAILED
     return EXIT_REQUIREMENTS if result.summary.get("requirements_met") is False else EXIT_OK
+
+
+def _study(path: Path, args) -> int:
+    """A thesis study (config/studies, study_run.py): no node graph, no bag; --set is not supported."""
+    from space_robot_runtime.study_run import report, run_study
+
+    if args.set:
+        _say(f"error: --set: not supported for the study {path.stem} (edit a copy of {path} instead)")
+        return EXIT_BAD_INPUT
+    try:
+        outcome = run_study(path, args.duration, args.out, args.overwrite, not args.no_plots)
+    except SpaceRobotError as exc:
+        _say(f"error: {exc}")
+        return EXIT_BAD_INPUT
+    report(outcome)
+    return EXIT_OK if outcome.summary["requirements_met"] else EXIT_REQUIREMENTS
 
 
 def _figure(value, unit: str, digits: str = ".3g") -> str:
