@@ -66,7 +66,7 @@ def read_force_motion_settings(reader: ConfigReader) -> ForceMotionSettings:
     """Validated reading (ConfigError names the field)."""
     contact, sim, initial = reader.sub("contact"), reader.sub("simulation"), reader.sub("initial_state")
     desired, gains_reader, bands = reader.sub("desired"), reader.sub("gains"), reader.sub("evaluation").sub("bands")
-    gains = HybridGains(gains_reader.number("kp"), gains_reader.number("kd"), gains_reader.number("kf"),
+    gains = HybridGains(_gain(gains_reader, "kp"), _gain(gains_reader, "kd"), gains_reader.number("kf"),
                         gains_reader.number("ki"))
     gains.check(gains_reader.path or "gains")
     dt = sim.number("dt", exclusive_minimum=0.0, maximum=0.01)
@@ -94,6 +94,12 @@ def read_force_motion_settings(reader: ConfigReader) -> ForceMotionSettings:
     for part in (contact, sim, initial, desired, gains_reader):
         part.reject_unknown()
     return settings
+
+
+def _gain(reader: ConfigReader, key: str) -> float | np.ndarray:
+    """A motion gain: one number for every motion coordinate, or a list in their order (base rotation x, y, z,
+    then the arm joints)."""
+    return reader.vector(key) if isinstance(reader.raw(key), list) else reader.number(key)
 
 
 @dataclass
@@ -131,6 +137,7 @@ class ForceMotionStudy:
         self.base_v = np.arange(robot.idx_v, robot.idx_v + 6)
         self.base_q = slice(robot.idx_q, robot.idx_q + 7)
         self.target_v = np.arange(target.idx_v, target.idx_v + 6)
+        self.target_q = slice(target.idx_q, target.idx_q + 7)
         self.arm_v = system.arm_v
         self.arm_q = np.array([system.q_slice(n).start for n in system.arm_joints])
         q0 = system.neutral()
@@ -147,6 +154,10 @@ class ForceMotionStudy:
         contact = ContactRows(model, self.plant.joint1, self.plant.placement1, self.plant.joint2,
                               self.plant.placement2)
         motion = np.concatenate((self.base_v[3:], self.arm_v))
+        for name in ("kp", "kd"):
+            if np.size(getattr(s.gains, name)) not in (1, len(motion)):
+                raise ConfigError(f"gains.{name}", f"one number or {len(motion)} (base rotation x, y, z, then "
+                                                   f"{list(system.arm_joints)}), got {np.size(getattr(s.gains, name))}")
         if s.base_actuation == "thrusters":
             actuated, force_rows = np.concatenate((self.base_v, self.arm_v)), np.arange(3)
         else:
@@ -163,46 +174,58 @@ class ForceMotionStudy:
         attitude = pin.log3(rotation.T.dot(self.desired_rotation))
         return (self.settings.joint_positions - q[self.arm_q], -v[self.arm_v], attitude, -v[self.base_v[3:]])
 
+    # ---- hooks the adaptive study (adaptive_study.py) replaces ------------------------------------------
+    def control_law(self) -> HybridForceMotionLaw:
+        """The law the controller solves (R) with: the exact model here."""
+        return self.law
+
+    def force_command(self, force: np.ndarray, integral: np.ndarray) -> np.ndarray:
+        """lambda_f (hand side) for the force rows: eq. 6.7 solved implicitly."""
+        return -implicit_force_command(self.settings.contact_force, integral[:3], self.settings.gains)[self.force_rows]
+
+    def adapt(self, q, v, tau, error, error_rate) -> None:
+        """Called once per control step after the inputs are chosen (no adaptation here)."""
+
+    def extra_record(self) -> dict:
+        return {}
+
     def run(self, duration: float | None = None, progress=None) -> StudyResult:
-        s, plant, law, gains = self.settings, self.plant, self.law, self.settings.gains
+        s, plant, gains = self.settings, self.plant, self.settings.gains
         steps = int(round((s.duration if duration is None else duration) / s.dt))
         integral = np.zeros(6)                   # int e_F dt on all six rows (force rows used by the law)
         desired6 = np.concatenate((s.contact_force, np.zeros(3)))     # on the target, c1
         force = np.zeros(6)                      # f = -lambda, on the target (the sensor's reading)
-        tau = np.zeros(self.system.nv)
-        times, inside = [], []
-        rec = {k: [] for k in ("t", "joint_error", "attitude_error", "force_error", "contact_torque", "base_force",
-                               "base_torque", "joint_torque", "base_velocity", "target_velocity",
-                               "target_angular_velocity", "thesis_target_force", "constraint_error")}
+        times, inside, rec = [], [], {}
         for k in range(steps + 1):
             q, v = plant.q, plant.v
             e_q, de_q, e_r, de_r = self.errors(q, v)
+            error, error_rate = np.concatenate((e_r, e_q)), np.concatenate((de_r, de_q))
             e_f = force[:3] - s.contact_force
             times.append(plant.t)
             inside.append(bool(np.abs(e_q).max() <= s.joint_band and np.abs(e_r).max() <= s.attitude_band
                                and np.abs(e_f).max() <= s.force_band))
-            accel = np.concatenate((motion_acceleration(e_r, de_r, np.zeros(3), gains),
-                                    motion_acceleration(e_q, de_q, np.zeros(len(e_q)), gains)))
-            command = -implicit_force_command(s.contact_force, integral[:3], gains)[self.force_rows]
-            realized = law.solve(q, v, accel, command)
+            law = self.control_law()
+            realized = law.solve(q, v, motion_acceleration(error, error_rate, np.zeros(len(error)), gains),
+                                 self.force_command(force, integral))
             tau = np.zeros(self.system.nv)
             tau[law.actuated] = realized.inputs
+            self.adapt(q, v, tau, error, error_rate)
             if k % s.record_every == 0:
                 lambda_c = -(desired6 - gains.kf * (force - desired6) - gains.ki * integral)   # eq. 6.7, hand side
                 thesis = law.thesis_generalized_force(q, v, realized.acceleration, lambda_c)
                 world = pin.Quaternion(q[self.base_q][6], *q[self.base_q][3:6]).toRotationMatrix()
-                target_q = q[self.target_v[0] + 1: self.target_v[0] + 8]
-                target_rotation = pin.Quaternion(target_q[6], *target_q[3:6]).toRotationMatrix()
-                for key, value in (("t", plant.t), ("joint_error", e_q), ("attitude_error", e_r),
-                                   ("force_error", e_f), ("contact_torque", force[3:]),
-                                   ("base_force", tau[self.base_v[:3]]), ("base_torque", tau[self.base_v[3:]]),
-                                   ("joint_torque", tau[self.arm_v]),
-                                   ("base_velocity", world.dot(v[self.base_v[:3]])),
-                                   ("target_velocity", target_rotation.dot(v[self.target_v[:3]])),
-                                   ("target_angular_velocity", target_rotation.dot(v[self.target_v[3:]])),
-                                   ("thesis_target_force", thesis[self.target_v]),
-                                   ("constraint_error", plant.constraint_error())):
-                    rec[key].append(np.array(value, dtype=float))
+                target_quat = q[self.target_q][3:]
+                target_rotation = pin.Quaternion(target_quat[3], *target_quat[:3]).toRotationMatrix()
+                sample = {"t": plant.t, "joint_error": e_q, "attitude_error": e_r, "force_error": e_f,
+                          "contact_torque": force[3:], "base_force": tau[self.base_v[:3]],
+                          "base_torque": tau[self.base_v[3:]], "joint_torque": tau[self.arm_v],
+                          "base_velocity": world.dot(v[self.base_v[:3]]),
+                          "target_velocity": target_rotation.dot(v[self.target_v[:3]]),
+                          "target_angular_velocity": target_rotation.dot(v[self.target_v[3:]]),
+                          "thesis_target_force": thesis[self.target_v],
+                          "constraint_error": plant.constraint_error(), **self.extra_record()}
+                for key, value in sample.items():
+                    rec.setdefault(key, []).append(np.array(value, dtype=float))
                 if progress is not None:
                     progress(plant.t)
             if k == steps:

@@ -72,11 +72,11 @@ class ContactRows:
 
 @dataclass(frozen=True)
 class HybridGains:
-    """Scalar gains of eqs. 6.6-6.7 applied on every controlled coordinate / force row: K_P (1/s^2), K_D (1/s),
-    K_F (dimensionless), K_I (1/s)."""
+    """Diagonal gains of eqs. 6.6-6.7: K_P (1/s^2), K_D (1/s) per motion coordinate (a scalar: the same on
+    each; or a vector in the motion coordinates' order), K_F (dimensionless), K_I (1/s) on every force row."""
 
-    kp: float
-    kd: float
+    kp: float | np.ndarray
+    kd: float | np.ndarray
     kf: float
     ki: float
 
@@ -85,7 +85,8 @@ class HybridGains:
         K_I >= 0, all finite."""
         for name, value, positive in (("kp", self.kp, True), ("kd", self.kd, True), ("kf", self.kf, False),
                                       ("ki", self.ki, False)):
-            if not (isinstance(value, (int, float)) and np.isfinite(value) and (value > 0 if positive else value >= 0)):
+            values = np.asarray(value, dtype=float) if isinstance(value, (int, float, np.ndarray)) else np.nan
+            if not (np.all(np.isfinite(values)) and np.all(values > 0 if positive else values >= 0)):
                 raise ConfigError(f"{field}.{name}", f"must be a finite number {'>' if positive else '>='} 0, got "
                                                      f"{value!r}")
 
