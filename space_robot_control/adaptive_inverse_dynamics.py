@@ -113,7 +113,9 @@ class AdaptationLaw:
         return self.gamma_inverse * self.regressor_1(q, v, a, J).T.dot(self.sliding(error, error_rate))
 
     def lyapunov(self, error: np.ndarray, error_rate: np.ndarray, estimate: np.ndarray) -> float:
-        """V of eq. 7.12 (Gamma = diag(1 / gamma_inverse))."""
+        """V of eq. 7.12 (Gamma = diag(1 / gamma_inverse)); parameters not adapted (gamma_inverse 0) are left out
+        (their Gamma is infinite: V is then the tracking part with theirs)."""
         x = np.stack((error, error_rate), axis=1)
-        tilde = self.estimated.true_parameters - estimate
-        return float(np.einsum("ni,nij,nj->", x, self.P, x) + np.sum(tilde**2 / self.gamma_inverse))
+        adapted = self.gamma_inverse > 0.0
+        tilde = (self.estimated.true_parameters - estimate)[adapted]
+        return float(np.einsum("ni,nij,nj->", x, self.P, x) + np.sum(tilde**2 / self.gamma_inverse[adapted]))
