@@ -22,6 +22,7 @@ near one.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -135,6 +136,17 @@ class CartesianApproachController:
         self._goal_frame: int | None = None
         self._goal = pin.SE3.Identity()      # the fixed pose, or the offset in the goal frame
         self._has_goal = False
+
+    def set_gains(self, **gains) -> None:
+        """Replace gains (names of GAIN_RANGES) at run time; ConfigError naming the first unknown or out-of-range
+        one, and nothing changes then."""
+        unknown = sorted(set(gains) - set(GAIN_RANGES))
+        if unknown:
+            raise ConfigError(f"cartesian_approach.{unknown[0]}", f"not a gain (gains: {', '.join(GAIN_RANGES)})")
+        settings = dataclasses.replace(self.settings, **gains)
+        check_gains(settings)
+        self.settings = settings
+        self._gains = np.array([settings.position_gain] * 3 + [settings.orientation_gain] * 3)
 
     # ---- goals ---------------------------------------------------------------------------------
     def set_goal_frame(self, frame: str, offset: pin.SE3 | None = None) -> None:

@@ -47,21 +47,17 @@ def _duration(text: str) -> float:
 
 
 def _scenario_list() -> str:
-    lines = []
-    for name in shipped_scenarios():
-        try:
-            description = parse_yaml(find_scenario(name).read_text()).get("description", "")
-        except Exception:  # noqa: BLE001 - a help text must not fail on one unreadable file
-            description = ""
-        lines.append(f"  {name:<22} {description}")
+    """The shipped scenarios and thesis studies (config/studies, study_run.py), each with its description."""
     from space_robot_runtime.study_run import find_study, shipped_studies
 
-    for name in shipped_studies():
-        try:
-            description = parse_yaml(find_study(name).read_text()).get("description", "")
-        except Exception:  # noqa: BLE001 - a help text must not fail on one unreadable file
-            description = ""
-        lines.append(f"  {name:<22} {description}")
+    lines = []
+    for names, find in ((shipped_scenarios(), find_scenario), (shipped_studies(), find_study)):
+        for name in names:
+            try:
+                description = parse_yaml(find(name).read_text()).get("description", "")
+            except Exception:  # noqa: BLE001 - a help text must not fail on one unreadable file
+                description = ""
+            lines.append(f"  {name:<22} {description}")
     return "shipped scenarios (give the name, or a path to your own file):\n" + "\n".join(lines)
 
 
