@@ -201,3 +201,16 @@ def test_shipped_settings_load_and_bad_gains_name_the_field():
     with pytest.raises(ConfigError, match="cartesian_approach.rate_gain"):
         read_cartesian_approach_settings(ConfigReader({"end_effector": "right_hand", "rate_gain": 1e4},
                                                       path="cartesian_approach"))
+
+
+def test_agrees_with_the_holonomy_monitors_generalized_jacobian(servicer_target):
+    """The monitor builds J* from the mechanical connection of its constraint stack (space_robot_monitoring),
+    this module from the centroidal map: the same matrix (free form, zero momentum) to round-off."""
+    from space_robot_monitoring import HolonomyMonitor
+
+    q = servicer_target.neutral()
+    q[servicer_target.arm_v] = PREGRASP
+    monitor = HolonomyMonitor.from_yaml("config/monitor.yaml", servicer_target)
+    report = monitor.update(0.0, q, np.zeros(servicer_target.nv))
+    ours = GeneralizedJacobian(servicer_target, "right_hand", "servicer", "free").evaluate(q)
+    assert np.allclose(report.jstar, ours.matrix, atol=1e-10, rtol=0)
