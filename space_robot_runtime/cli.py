@@ -111,7 +111,7 @@ def _simulate(args, interruption) -> int:
 
     study = find_study(args.scenario)
     if study is not None:
-        return _study(study, args)
+        return _study(study, args, interruption)
     try:
         scenario = load_scenario(args.scenario, parse_overrides(args.set))
         run = SimulationRun(scenario)
@@ -145,18 +145,22 @@ def _simulate(args, interruption) -> int:
     return EXIT_REQUIREMENTS if result.summary.get("requirements_met") is False else EXIT_OK
 
 
-def _study(path: Path, args) -> int:
-    """A thesis study (config/studies, study_run.py): no node graph, no bag; --set is not supported."""
-    from space_robot_runtime.study_run import report, run_study
+def _study(path: Path, args, interruption) -> int:
+    """A thesis study (config/studies, study_run.py): no node graph, no bag; --set is not supported; an
+    interrupted study writes nothing."""
+    from space_robot_runtime.study_run import StudyInterrupted, report, run_study
 
     if args.set:
         _say(f"error: --set: not supported for the study {path.stem} (edit a copy of {path} instead)")
         return EXIT_BAD_INPUT
     try:
-        outcome = run_study(path, args.duration, args.out, args.overwrite, not args.no_plots)
+        outcome = run_study(path, args.duration, args.out, args.overwrite, not args.no_plots, interruption)
     except SpaceRobotError as exc:
         _say(f"error: {exc}")
         return EXIT_BAD_INPUT
+    except StudyInterrupted as exc:
+        _say(f"study {path.stem} {exc} by {interruption.name}; nothing written")
+        return interruption.exit_status
     report(outcome)
     return EXIT_OK if outcome.summary["requirements_met"] else EXIT_REQUIREMENTS
 

@@ -45,6 +45,14 @@ def find_study(text: str | Path) -> Path | None:
     return None
 
 
+class StudyInterrupted(Exception):
+    """SIGINT or SIGTERM during a study: its outputs are discarded (`t`: the simulated time reached, s)."""
+
+    def __init__(self, t: float):
+        super().__init__(f"interrupted at t = {t:.3f} s")
+        self.t = t
+
+
 @dataclass
 class StudyOutcome:
     summary: dict
@@ -83,9 +91,11 @@ def prepare_study(path: Path):
     return name, kind, reader, evaluation, study_class(settings)
 
 
-def run_study(path: Path, duration: float | None, out: Path | None, overwrite: bool, plots: bool
-              ) -> StudyOutcome:
-    """Run the study file at `path` and write its outputs; SpaceRobotError (bad input) before anything runs."""
+def run_study(path: Path, duration: float | None, out: Path | None, overwrite: bool, plots: bool,
+              stop=None) -> StudyOutcome:
+    """Run the study file at `path` and write its outputs; SpaceRobotError (bad input) before anything runs.
+    stop: an object whose `requested` turns true to stop (runtime/interruption.py): StudyInterrupted then, with
+    nothing written."""
     name, kind, reader, evaluation, study = prepare_study(path)
     thesis_settling = evaluation.number("thesis_settling_time_s", exclusive_minimum=0.0)
     limits = evaluation.sub("requirements")
@@ -101,7 +111,16 @@ def run_study(path: Path, duration: float | None, out: Path | None, overwrite: b
         raise ConfigError("--duration", f"must be a finite number of seconds > 0, got {duration!r}")
     output = OutputDirectory(out or Path("out") / name, overwrite)
     start = time.monotonic()
-    result = study.run(duration)
+
+    def check_stop(t: float) -> None:
+        if stop is not None and stop.requested:
+            raise StudyInterrupted(t)
+
+    try:
+        result = study.run(duration, progress=check_stop)
+    except StudyInterrupted:
+        output.discard()
+        raise
     wall = time.monotonic() - start
     summary = {"scenario": name, "study": kind, "description": reader.raw("description", ""),
                "simulated_time_s": float(result.series["t"][-1]), "wall_time_s": wall,

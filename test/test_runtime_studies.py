@@ -45,3 +45,16 @@ def test_bad_study_input_exits_2_naming_the_field(tmp_path, capsys):
     assert sim_main([str(path), "--out", str(tmp_path / "b")]) == EXIT_BAD_INPUT
     assert "gains.kd" in capsys.readouterr().err
     assert not (tmp_path / "b").exists()
+
+
+def test_an_interrupted_study_writes_nothing(tmp_path):
+    import pytest
+
+    from space_robot_runtime.study_run import StudyInterrupted, find_study, run_study
+
+    class Stop:
+        requested = True
+
+    with pytest.raises(StudyInterrupted):
+        run_study(find_study("thesis_force_motion"), 1.0, tmp_path / "i", False, False, Stop())
+    assert list(tmp_path.iterdir()) == []
