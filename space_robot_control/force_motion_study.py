@@ -91,7 +91,7 @@ def read_force_motion_settings(reader: ConfigReader) -> ForceMotionSettings:
         attitude_band=bands.number("base_attitude", exclusive_minimum=0.0),
         force_band=bands.number("force", exclusive_minimum=0.0),
     )
-    for part in (contact, sim, initial, desired, gains_reader):
+    for part in (contact, sim, initial, desired, gains_reader, bands):
         part.reject_unknown()
     return settings
 
@@ -220,6 +220,7 @@ class ForceMotionStudy:
                           "contact_torque": force[3:], "base_force": tau[self.base_v[:3]],
                           "base_torque": tau[self.base_v[3:]], "joint_torque": tau[self.arm_v],
                           "base_velocity": world.dot(v[self.base_v[:3]]),
+                          "base_angular_velocity": world.dot(v[self.base_v[3:]]),
                           "target_velocity": target_rotation.dot(v[self.target_v[:3]]),
                           "target_angular_velocity": target_rotation.dot(v[self.target_v[3:]]),
                           "thesis_target_force": thesis[self.target_v],

@@ -43,7 +43,8 @@ def _save(figure: Figure, axes, path: Path) -> Path:
 
 def plot_force_motion(result, out: Path, name: str, summary: dict) -> list[Path]:
     """tracking_errors.png (joints, base attitude), contact_force.png (force error, contact torque),
-    inputs.png (joint torques, base thrust and torque)."""
+    inputs.png (joint torques, base thrust and torque), velocities.png (base and target, world axes, linear ones
+    relative to the initial common translation: the thesis's Figs. 6.1, 6.2, 6.6, 6.7)."""
     s, t = result.series, result.series["t"]
     joints = [f"joint {i + 1}" for i in range(s["joint_error"].shape[1])]
     paths = []
@@ -62,6 +63,14 @@ def plot_force_motion(result, out: Path, name: str, summary: dict) -> list[Path]
     _lines(axes[1], t, s["base_force"], ["x", "y", "z"], "base force (N)")
     _lines(axes[2], t, s["base_torque"], ["x", "y", "z"], "base torque (N m)")
     paths.append(_save(figure, axes, out / "inputs.png"))
+    figure, axes = _figure(4, f"{name}: base and target velocities (world axes)")
+    xyz = ["x", "y", "z"]
+    _lines(axes[0], t, s["base_velocity"] - s["base_velocity"][0], xyz, "base v - v(0) (m/s)")
+    _lines(axes[1], t, s["base_angular_velocity"], xyz, "base w (rad/s)")
+    _lines(axes[2], t, s["target_velocity"] - s["target_velocity"][0], xyz, "target v - v(0) (m/s)")
+    _lines(axes[3], t, s["target_angular_velocity"], xyz, "target w (rad/s)")
+    _settling(axes, summary)
+    paths.append(_save(figure, axes, out / "velocities.png"))
     return paths
 
 

@@ -20,7 +20,8 @@ def test_force_motion_study_writes_its_summary_and_figures(tmp_path, capsys):
     assert summary["thesis_settling_time_s"] == 25.0
     assert 4.0 < summary["settling_time_s"] < 6.0
     assert summary["final_force_error_n"] < 0.1 and summary["requirements_met"] is True
-    assert {p.name for p in out.glob("*.png")} == {"tracking_errors.png", "contact_force.png", "inputs.png"}
+    assert {p.name for p in out.glob("*.png")} == {"tracking_errors.png", "contact_force.png", "inputs.png",
+                                                     "velocities.png"}
     assert "thesis: 25 s" in capsys.readouterr().out
 
 
