@@ -117,3 +117,24 @@ def test_a_wrong_adaptation_sign_makes_the_lyapunov_function_rise(settings, monk
     slow = dataclasses.replace(settings, gamma_inverse={k: v / 100 for k, v in settings.gamma_inverse.items()})
     result = AdaptiveStudy(slow).run(duration=1.0)
     assert result.summary["max_lyapunov_increase"] > 1e-4
+
+
+@pytest.mark.slow
+def test_hubble_case_settles_as_its_error_dynamics_predict(settings):
+    """10 s of the study (~10 s of computing): settling into the bands (1e-3 rad, 1 N) is set by joint 5 (K_P 30,
+    K_D 40, the 0.5 rad step): its scalar error dynamics alone enter the band at t_0 = 8.15 s; the adaptive loop's
+    perturbation Y_1 pi_tilde (eq. 7.8) shifts that by a few per cent (measured 2 % earlier; bound 10 %). The
+    thesis reports about 40 s."""
+    kp, kd, dt = 30.0, 40.0, settings.base.dt
+    e, rate, t, last_outside = 0.5, 0.0, 0.0, 0.0
+    while t < 10.0:
+        h = dt / 20
+        rate += h * (-kd * rate - kp * e)
+        e += h * rate
+        t += h
+        if abs(e) > settings.base.joint_band:
+            last_outside = t
+    result = AdaptiveStudy(settings).run(duration=10.0)
+    settling = result.summary["settling_time_s"]
+    assert abs(settling - last_outside) <= 0.1 * last_outside
+    assert settling < 40.0
