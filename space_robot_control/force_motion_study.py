@@ -132,6 +132,10 @@ class ForceMotionStudy:
         if len(s.joint_positions) != len(system.arm_joints):
             raise ConfigError("desired.joint_positions", f"{len(system.arm_joints)} values expected (arm_joints "
                                                          f"{list(system.arm_joints)}), got {len(s.joint_positions)}")
+        for field, name in (("robot_subtree", s.robot_subtree), ("target_subtree", s.target_subtree)):
+            if name not in system.subtree_names() or system.subtree(name).base_joint_type != "free_flyer":
+                raise ConfigError(field, f"{name!r} is not a free-floating subtree of {s.model} "
+                                         f"(subtrees: {system.subtree_names()})")
         robot = model.joints[system.subtree(s.robot_subtree).root_joint_id]
         target = model.joints[system.subtree(s.target_subtree).root_joint_id]
         self.base_v = np.arange(robot.idx_v, robot.idx_v + 6)

@@ -135,6 +135,8 @@ def test_bad_gains_and_fields_are_named():
     broken = {**data, "gains": {**data["gains"], "kp": 0.0}}
     with pytest.raises(ConfigError, match="gains.kp"):
         read_force_motion_settings(ConfigReader(broken, source="test"))
+    with pytest.raises(ConfigError, match="target_subtree"):
+        ForceMotionStudy(read_force_motion_settings(ConfigReader({**data, "target_subtree": "moon"}, source="t")))
     broken = {**data, "contact": {**data["contact"], "hand_frame": "no_hand"}}
     with pytest.raises(ConfigError, match="contact.frame1"):
         ForceMotionStudy(read_force_motion_settings(ConfigReader(broken, source="test")))
