@@ -56,3 +56,25 @@ def append_model_at_frame(model, part, frame_id: int, placement):
     joint = combined.getJointId(model.names[frame.parentJoint])
     combined.inertias[joint] = model.inertias[frame.parentJoint] + (frame.placement * placement).act(part.inertias[0])
     return combined
+
+
+def rigid_constraint_6d(model, joint1: int, placement1, joint2: int, placement2, kp: float, kd: float):
+    """A 6D rigid constraint (CONTACT_6D, LOCAL: errors and forces in frame c1 = placement1 on joint1) with
+    Baumgarte gains (kp 1/s^2, kd 1/s) on all six rows: Pinocchio 3.x holds them as 6-vectors in
+    `corrector`, 4.x as scalars set through setBaumgarteCorrectorParameters."""
+    constraint = pin.RigidConstraintModel(pin.ContactType.CONTACT_6D, model, joint1, placement1, joint2, placement2,
+                                          pin.ReferenceFrame.LOCAL)
+    if hasattr(constraint, "setBaumgarteCorrectorParameters"):
+        constraint.setBaumgarteCorrectorParameters(pin.BaumgarteCorrectorParameters(kp, kd))
+    else:
+        constraint.corrector.Kp[:] = kp
+        constraint.corrector.Kd[:] = kd
+    return constraint
+
+
+def init_constraint_dynamics(model, data, constraint_models, constraint_datas) -> None:
+    """pin.initConstraintDynamics: Pinocchio 4 also takes the constraint datas."""
+    if PINOCCHIO_4:
+        pin.initConstraintDynamics(model, data, constraint_models, constraint_datas)
+    else:
+        pin.initConstraintDynamics(model, data, constraint_models)
