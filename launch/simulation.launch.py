@@ -44,8 +44,12 @@ def scenario_nodes(context, *_args, **_kwargs):
             name=f"{description.namespace.replace('/', '_')}_robot_state_publisher" if prefixed
             else "robot_state_publisher",
             # a string parameter (without value_type launch_ros would try to parse the URDF as YAML)
+            # ignore_timestamp: Humble's robot_state_publisher sends a joint state only once its stamp is
+            # 1/publish_frequency past the last one sent, counting from 0, so the state at t = 0 (all of it while
+            # start_delay holds simulated time, ~10 s under RViz) would never reach tf; it now sends every
+            # throttled state (50 Hz) instead of 20 Hz.
             parameters=[{"robot_description": ParameterValue(description.urdf, value_type=str),
-                         "frame_prefix": description.frame_prefix}, sim_time],
+                         "frame_prefix": description.frame_prefix, "ignore_timestamp": True}, sim_time],
             # the throttled joint states: robot_state_publisher sends /tf at 20 Hz (publish_frequency) however
             # fast joint_states comes, so the 1 kHz topic would cost it and the dynamics node for nothing
             remappings=[("joint_states", scenario.nodes.dynamics.throttled_joint_states)]

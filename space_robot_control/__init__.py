@@ -1,5 +1,6 @@
 """ROS-free control core of space_robot: trajectory following, computed torque on the free-floating
-system, reaction-wheel attitude control, and the servicer controller that combines them.
+system, reaction-wheel attitude control, and the servicer controller that combines them; seed 004's generalized
+Jacobian and Cartesian approach, hybrid force/motion and adaptive inverse dynamics (docs/controllers.md).
 
 Nothing here imports rclpy; the node glue imports from here, never the reverse. This package imports
 from space_robot_dynamics (the model), never the reverse. The public names below are importable from the
@@ -18,6 +19,14 @@ _EXPORTS = {
     "AttitudeController": ".attitude_control", "AttitudeGains": ".attitude_control",
     "AttitudeCommand": ".attitude_control", "quaternion_error": ".attitude_control",
     "wheel_spin_axes": ".attitude_control",
+    # seed 004 ch. 5-7 (docs/controllers.md)
+    "GeneralizedJacobian": ".generalized_jacobian", "damped_pseudo_inverse": ".generalized_jacobian",
+    "CartesianApproachController": ".cartesian_approach", "CartesianApproachSettings": ".cartesian_approach",
+    "HybridForceMotionLaw": ".hybrid_force_motion", "HybridGains": ".hybrid_force_motion",
+    "ContactRows": ".hybrid_force_motion", "ForceMotionStudy": ".force_motion_study",
+    "read_force_motion_settings": ".force_motion_study", "EstimatedModel": ".adaptive_inverse_dynamics",
+    "AdaptationLaw": ".adaptive_inverse_dynamics", "AdaptiveStudy": ".adaptive_study",
+    "read_adaptive_settings": ".adaptive_study",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -3,7 +3,8 @@
 Named free parameters with bounds and start values, matched signals with weights, a time window and the
 fitting methods (SciPy's Nelder-Mead, as seed 003, and bounded least squares), with Cramer-Rao style and
 multi-start uncertainty. Problems: a body's inertial parameters from momentum conservation or joint torques
-(body_regressors.py), and output-error matching of a `ParameterizedSimulation` (seed 003's flexible joint).
+(body_regressors.py), and output-error matching of a `ParameterizedSimulation`: seed 003's flexible joint on the
+simulator's elastic-joint model (elastic_joint_simulation.py).
 The `tool` subpackage is the glue of the `space-robot-identify` command (bags, CSV, scenario runs, output
 directory, plots); docs/identification.md explains the studies.
 """
@@ -12,7 +13,7 @@ from space_robot_dynamics.lazy_exports import lazy_exports
 _EXPORTS = {
     "IdentificationConfig": ".identification_config", "load_identification_config": ".identification_config",
     "read_identification_config": ".identification_config",
-    "ParameterizedSimulation": ".parameterized_simulation", "FlexibleJointStandIn": ".flexible_joint_stand_in",
+    "ParameterizedSimulation": ".parameterized_simulation", "ElasticJointSimulation": ".elastic_joint_simulation",
     "BodyRegressors": ".body_regressors", "RecordedSignals": ".recorded_signals",
     "FreeParameter": ".free_parameters", "ParameterSpace": ".free_parameters", "KnownParameter": ".free_parameters",
     "fit": ".fitting", "Fit": ".fitting", "FitOptions": ".fitting",

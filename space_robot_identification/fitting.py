@@ -4,7 +4,12 @@ A problem gives the weighted residuals r(theta) (model minus data, each signal t
 can (`has_jacobian`), their Jacobian dr/dtheta (`jacobian(theta)`), and optionally the cost itself
 (`cost(theta)`, faster than the residuals). The cost is S(theta) = sum r^2, seed 003's eq. 24 with weights.
 Methods (SciPy):
-- nelder_mead: `scipy.optimize.minimize(method="Nelder-Mead")` on S within the bounds (seed 003 sec. 4);
+- nelder_mead: `scipy.optimize.minimize(method="Nelder-Mead")` on S within the bounds (seed 003 sec. 4). SciPy
+  keeps the simplex inside the bounds by clipping its points onto them, so a simplex can collapse onto a bound
+  face and stop there although the cost falls away from it (seen on seed 003's damping, stopped at b = 0 with a
+  cost 30 times the optimum's). `restarts: R` starts it again from its result with a fresh simplex, up to R times
+  while a restart lowers the cost by more than the stopping rule's fatol (Press et al., Numerical Recipes,
+  sec. 10.5: "restart it at a point where it claims to have found a minimum"); max_evaluations counts them all;
 - least_squares: `scipy.optimize.least_squares(method="trf")`, bounded, with the problem's Jacobian when it
   has one (2-point finite differences otherwise).
 Both run in the scaled coordinates u of free_parameters.py.
@@ -36,12 +41,14 @@ _BOUND_TOLERANCE = 1e-8         # in u: an estimate this close to a bound is "at
 @dataclass(frozen=True)
 class FitOptions:
     """Stopping rules. nelder_mead: simplex size xatol in u and spread of the costs fatol_relative times the
-    start cost; least_squares: xtol = ftol = gtol = tolerance; both: at most max_evaluations of the residuals.
+    start cost, and up to `restarts` restarts (module docstring); least_squares: xtol = ftol = gtol = tolerance;
+    both: at most max_evaluations of the residuals.
     finite_difference_step: in u, for Jacobians the problem does not give."""
 
     nelder_mead_xatol: float = 1e-10
     nelder_mead_fatol_relative: float = 1e-15
     nelder_mead_max_evaluations: int = 20000
+    nelder_mead_restarts: int = 0
     least_squares_tolerance: float = 1e-12
     least_squares_max_evaluations: int = 1000
     finite_difference_step: float = 1e-6
@@ -55,6 +62,7 @@ def read_fit_options(reader: ConfigReader) -> FitOptions:
         nelder_mead_xatol=nm.number("xatol", defaults.nelder_mead_xatol, exclusive_minimum=0.0),
         nelder_mead_fatol_relative=nm.number("fatol_relative", defaults.nelder_mead_fatol_relative, minimum=0.0),
         nelder_mead_max_evaluations=nm.integer("max_evaluations", defaults.nelder_mead_max_evaluations, minimum=1),
+        nelder_mead_restarts=nm.integer("restarts", defaults.nelder_mead_restarts, minimum=0),
         least_squares_tolerance=ls.number("tolerance", defaults.least_squares_tolerance, minimum=2.3e-16),
         least_squares_max_evaluations=ls.integer("max_evaluations", defaults.least_squares_max_evaluations,
                                                  minimum=1),
@@ -127,13 +135,22 @@ def fit(problem, space: ParameterSpace, method: str, options: FitOptions, start:
         def cost_u(u):
             theta = space.from_unit(u)
             return cost(theta) if cost is not None else cost_of(problem.residuals(theta))
-        result = optimize.minimize(cost_u, u0, method="Nelder-Mead", bounds=[(0.0, 1.0)] * len(space),
-                                   options={"xatol": options.nelder_mead_xatol,
-                                            "fatol": options.nelder_mead_fatol_relative * cost_start,
-                                            "maxfev": options.nelder_mead_max_evaluations,
-                                            "adaptive": len(space) > 2})
-        u_hat, evaluations = np.clip(result.x, 0.0, 1.0), int(result.nfev)
-        success, message = bool(result.success), str(result.message)
+        fatol = options.nelder_mead_fatol_relative * cost_start
+        u_hat, evaluations, best = u0, 0, cost_start
+        for attempt in range(options.nelder_mead_restarts + 1):
+            result = optimize.minimize(cost_u, u_hat, method="Nelder-Mead", bounds=[(0.0, 1.0)] * len(space),
+                                       options={"xatol": options.nelder_mead_xatol, "fatol": fatol,
+                                                "maxfev": options.nelder_mead_max_evaluations - evaluations,
+                                                "adaptive": len(space) > 2})
+            evaluations += int(result.nfev)
+            improved = attempt == 0 or best - float(result.fun) > fatol
+            if float(result.fun) <= best:
+                u_hat, best = np.clip(result.x, 0.0, 1.0), float(result.fun)
+            success, message = bool(result.success), str(result.message)
+            if not result.success or not improved or evaluations >= options.nelder_mead_max_evaluations:
+                break
+        if options.nelder_mead_restarts:
+            message += f" ({attempt + 1} runs)"
     elif method == "least_squares":
         jac = "2-point"
         if problem.has_jacobian:

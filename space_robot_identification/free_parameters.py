@@ -18,10 +18,13 @@ from space_robot_dynamics.config_reader import ConfigReader
 
 @dataclass(frozen=True)
 class KnownParameter:
-    """A parameter a problem can free: its value in the model (the prior) and its unit."""
+    """A parameter a problem can free: its value in the model (the prior), its unit, and the lowest value the model
+    accepts (None: any; `exclusive`: that value itself is not accepted), which the bounds must respect."""
 
     value: float
     unit: str
+    lowest: float | None = None
+    exclusive: bool = False
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,10 @@ def read_free_parameters(reader: ConfigReader, known: dict) -> ParameterSpace:
             raise section.error(str(name), f"unknown parameter (the problem has: {', '.join(sorted(known))})")
         entry = section.sub(name)
         lower = entry.number("lower")
+        lowest = known[name].lowest
+        if lowest is not None and (lower < lowest or (known[name].exclusive and lower == lowest)):
+            raise entry.error("lower", f"must be {'>' if known[name].exclusive else '>='} {lowest:.6g} "
+                                       f"{known[name].unit} (the values the model accepts), got {lower:.6g}")
         upper = entry.number("upper")
         if not lower < upper:
             raise entry.error("upper", f"must be > lower ({lower}), got {upper}")

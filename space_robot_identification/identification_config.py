@@ -10,6 +10,9 @@ methods: [nelder_mead, least_squares]              # fitting.py; the first is th
 fit: {nelder_mead: {...}, least_squares: {...}}    # stopping rules (fitting.FitOptions)
 multi_start: {count: N, seed: S, spread: F}        # N fits per dataset and method: the configured start and
                                                    # N - 1 drawn around it (fitting.start_points)
+  datasets: all                     # or noise_free: only the noise-free datasets (and --data) get the N starts,
+                                    # the noisy ones the configured start (the spread over starts is a property of
+                                    # the cost's shape, which noise hardly changes; a study with slow fits saves time)
 synthetic_data:                     # the data when none is given (--data): one dataset per case, noise-free
   noise_free: true                  # and one noisy copy per noise seed
   cases:
@@ -38,20 +41,14 @@ from space_robot_dynamics.config_reader import ConfigReader, load_config_file
 
 from . import body_inertia
 from .body_problems import read_body_problem
+from .elastic_joint_problem import read_elastic_joint_problem
 from .fitting import METHODS, FitOptions, read_fit_options
-from .flexible_joint_stand_in import read_stand_in
 from .free_parameters import ParameterSpace, read_free_parameters
-from .parameterized_simulation import SimulationProblemSpec, read_matched_signals
+from .parameterized_simulation import SimulationProblemSpec
 from .synthetic_noise import NoiseModel, read_noise
 
 METRICS = ("relative_error", "inertia_relative_error", "com_error")
-
-
-def _read_stand_in_problem(reader: ConfigReader, kind: str) -> SimulationProblemSpec:
-    simulation = read_stand_in(reader)
-    matched = read_matched_signals(reader, simulation.outputs())
-    reader.reject_unknown()
-    return SimulationProblemSpec(kind, simulation, matched, reader.path, reader.source)
+MULTI_START_DATASETS = ("all", "noise_free")
 
 
 # kind -> reader(ConfigReader of the problem section, kind) -> spec with known_parameters(), bind(), and for body
@@ -59,7 +56,7 @@ def _read_stand_in_problem(reader: ConfigReader, kind: str) -> SimulationProblem
 PROBLEM_KINDS = {
     "body_momentum": read_body_problem,
     "body_joint_torques": read_body_problem,
-    "flexible_joint_stand_in": _read_stand_in_problem,
+    "elastic_joint": read_elastic_joint_problem,
 }
 
 
@@ -107,6 +104,7 @@ class IdentificationConfig:
     multi_start_count: int
     multi_start_seed: int
     multi_start_spread: float
+    multi_start_datasets: str
     synthetic: SyntheticData | None
     headline: tuple
     source: str | None = None
@@ -145,13 +143,14 @@ def read_identification_config(reader: ConfigReader) -> IdentificationConfig:
     count = multi.integer("count", 1, minimum=1)
     seed = multi.integer("seed", 0, minimum=0)
     spread = multi.number("spread", 0.5, exclusive_minimum=0.0, maximum=2.0)
+    multi_datasets = multi.string("datasets", "all", choices=MULTI_START_DATASETS)
     multi.reject_unknown()
     synthetic = _read_synthetic(reader.sub("synthetic_data"), problem, space, end) \
         if reader.has("synthetic_data") else None
     headline = _read_headline(reader, space, problem)
     reader.reject_unknown()
     return IdentificationConfig(name, description, problem, cross_check, space, (start, end), methods, fit_options,
-                                count, seed, spread, synthetic, headline, reader.source)
+                                count, seed, spread, multi_datasets, synthetic, headline, reader.source)
 
 
 def _read_truth(reader: ConfigReader, key: str, known: dict) -> dict:

@@ -60,12 +60,19 @@ class Study:
             roles.append(("cross_check", self.config.cross_check))
         return roles
 
-    def fits_per_dataset(self) -> int:
-        return len(self.roles()) * len(self.config.methods) * self.config.multi_start_count
+    def start_count(self, noise_seed: int | None) -> int:
+        """Start points per fit of a dataset (multi_start.datasets: noisy ones may get the configured start only)."""
+        config = self.config
+        if noise_seed is not None and config.multi_start_datasets == "noise_free":
+            return 1
+        return config.multi_start_count
+
+    def fits_per_dataset(self, noise_seed: int | None = None) -> int:
+        return len(self.roles()) * len(self.config.methods) * self.start_count(noise_seed)
 
     def fit_dataset(self, dataset: Dataset, after_each: Callable[[], None] | None = None) -> None:
         config = self.config
-        starts = start_points(config.space, config.multi_start_count, config.multi_start_seed,
+        starts = start_points(config.space, self.start_count(dataset.noise_seed), config.multi_start_seed,
                               config.multi_start_spread)
         shown = [f for f in self.fitted if f.case == dataset.case]
         plot = not shown or (shown[0].noise_seed is None and dataset.noise_seed is not None)

@@ -2,8 +2,8 @@
 
 `ParameterizedSimulation` is what seed 003's identification needs of a model (sec. 4: "by changing parameters
 I_m1, k1, b1, lambda1 we are able to obtain different motion of the flexible joint"): set named parameters,
-run, return named outputs at given instants. The stand-in of flexible_joint_stand_in.py implements it now; the
-simulator's elastic-joint model implements it once it exists (docs/identification.md says what it must offer).
+run, return named outputs at given instants. The simulator's elastic-joint model implements it
+(elastic_joint_simulation.py, the `elastic_joint` problem; docs/identification.md).
 
 problem:
   kind: <a simulation kind>

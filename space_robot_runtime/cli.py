@@ -47,13 +47,17 @@ def _duration(text: str) -> float:
 
 
 def _scenario_list() -> str:
+    """The shipped scenarios and thesis studies (config/studies, study_run.py), each with its description."""
+    from space_robot_runtime.study_run import find_study, shipped_studies
+
     lines = []
-    for name in shipped_scenarios():
-        try:
-            description = parse_yaml(find_scenario(name).read_text()).get("description", "")
-        except Exception:  # noqa: BLE001 - a help text must not fail on one unreadable file
-            description = ""
-        lines.append(f"  {name:<22} {description}")
+    for names, find in ((shipped_scenarios(), find_scenario), (shipped_studies(), find_study)):
+        for name in names:
+            try:
+                description = parse_yaml(find(name).read_text()).get("description", "")
+            except Exception:  # noqa: BLE001 - a help text must not fail on one unreadable file
+                description = ""
+            lines.append(f"  {name:<22} {description}")
     return "shipped scenarios (give the name, or a path to your own file):\n" + "\n".join(lines)
 
 
@@ -103,7 +107,11 @@ def _say(text: str) -> None:
 def _simulate(args, interruption) -> int:
     from space_robot_runtime.output_directory import OutputDirectory
     from space_robot_runtime.simulation_run import SimulationRun
+    from space_robot_runtime.study_run import find_study
 
+    study = find_study(args.scenario)
+    if study is not None:
+        return _study(study, args, interruption)
     try:
         scenario = load_scenario(args.scenario, parse_overrides(args.set))
         run = SimulationRun(scenario)
@@ -135,6 +143,26 @@ def _simulate(args, interruption) -> int:
         _say(f"{status.reason.rstrip('.')}; outputs up to t = {status.simulated_time:.6f} s in {result.out}")
         return EXIT_RUN_FAILED
     return EXIT_REQUIREMENTS if result.summary.get("requirements_met") is False else EXIT_OK
+
+
+def _study(path: Path, args, interruption) -> int:
+    """A thesis study (config/studies, study_run.py): no node graph, no bag; --set is not supported; an
+    interrupted study writes nothing."""
+    from space_robot_runtime.study_run import StudyInterrupted, report, run_study
+
+    if args.set:
+        _say(f"error: --set: not supported for the study {path.stem} (edit a copy of {path} instead)")
+        return EXIT_BAD_INPUT
+    try:
+        outcome = run_study(path, args.duration, args.out, args.overwrite, not args.no_plots, interruption)
+    except SpaceRobotError as exc:
+        _say(f"error: {exc}")
+        return EXIT_BAD_INPUT
+    except StudyInterrupted as exc:
+        _say(f"study {path.stem} {exc} by {interruption.name}; nothing written")
+        return interruption.exit_status
+    report(outcome)
+    return EXIT_OK if outcome.summary["requirements_met"] else EXIT_REQUIREMENTS
 
 
 def _figure(value, unit: str, digits: str = ".3g") -> str:

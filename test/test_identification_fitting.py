@@ -1,11 +1,14 @@
-"""Fitting named parameters (space_robot_identification.fitting) on seed 003's joint (the stand-in model).
+"""Fitting named parameters (space_robot_identification.fitting) on seed 003's joint: the `elastic_joint`
+problem on the simulator's model of the test bed (its agreement with the full simulator and other independent
+formulations: test_identification_elastic_joint.py). A short, coarse run (6 s at 25 Hz) keeps the tests fast.
 
-- The stand-in's exact discretisation against SciPy's DOP853 on the same equations written out here.
-- Noise-free data: both methods recover I_m, k, b and lambda to their stopping rules (tolerances below).
+- Noise-free data: both methods recover I_m, k, b and lambda to their stopping rules (tolerances below);
+  Nelder-Mead needs its restarts over the study's 10 s: its simplex collapses onto the damping's lower bound.
 - Noisy data: the truth lies within 3 Cramer-Rao sigma for each of 8 seeds, and the sigma predicts the spread
   of the estimates over the seeds.
-- Zero spring offset: only the joint's frequency and damping ratio are seen (docs/identification.md), so the
-  Jacobian loses a rank and I_m, k, b get no sigma; an offset restores it.
+- Zero spring offset: the spring is excited only by the start of the acceleration, and the motor inertia is
+  nearly hidden (docs/identification.md): the Jacobian's smallest singular value falls by orders of magnitude
+  and I_m's sigma grows to tens of percent; an offset restores it.
 - The covariance against ordinary least squares' textbook formula on a linear problem; determinism.
 """
 from __future__ import annotations
@@ -13,11 +16,9 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-import pytest
-from scipy.integrate import solve_ivp
 
 from space_robot_dynamics.config_reader import ConfigReader
-from space_robot_identification.fitting import fit, linearised_covariance, start_points
+from space_robot_identification.fitting import fit, jacobian_at, linearised_covariance, start_points
 from space_robot_identification.free_parameters import FreeParameter, ParameterSpace
 from space_robot_identification.identification_config import read_identification_config
 from space_robot_identification.recorded_signals import RecordedSignals
@@ -26,11 +27,13 @@ TRUTH = {"joint_1.motor_inertia": 5.6, "joint_1.stiffness": 8.1, "joint_1.dampin
          "joint_1.spring_offset": 0.0488692}        # seed 003 Table 2 averages; 2.8 deg (Test #2)
 NOISE = 1.0e-3                                        # rad on the link angle
 RATE, DURATION = 25.0, 6.0                            # Hz, s: short and coarse to keep the tests fast
+START = {"joint_1": 0.13089969389957471, "joint_2": -0.2617993877991494, "joint_3": -0.39269908169872414}
 CONFIG = {
-    "name": "stand_in_test",
-    "problem": {"kind": "flexible_joint_stand_in", "joint": "joint_1", "link_inertia": 1.15,
-                "nominal": {"motor_inertia": 5.6, "stiffness": 8.1, "damping": 0.5, "spring_offset": 0.0},
-                "trajectory": {"start": 0.1309, "acceleration": 0.01, "duration": 10.0},
+    "name": "elastic_joint_test",
+    "problem": {"kind": "elastic_joint", "model": "config/models/airbearing_testbed_flexible_joint.yaml",
+                "trajectory": {"duration": 10.0, "start": START,
+                               "acceleration": {"joint_1": 0.01, "joint_2": 0.01, "joint_3": 0.01}},
+                "prescribed": ["joint_2", "joint_3"],
                 "signals": {"joint_1.link_angle": {"data": "joint_states.position.joint_1", "weight": 1.0 / NOISE}}},
     "parameters": {"joint_1.motor_inertia": {"start": 1.0, "lower": 0.001, "upper": 100.0},
                    "joint_1.stiffness": {"start": 5.47, "lower": 0.01, "upper": 100.0},
@@ -38,7 +41,7 @@ CONFIG = {
                    "joint_1.spring_offset": {"start": 0.0, "lower": -0.1, "upper": 0.1}},
     "window": {"start": 0.0, "end": DURATION},
     "methods": ["least_squares", "nelder_mead"],
-    "fit": {"nelder_mead": {"xatol": 1.0e-10, "fatol_relative": 1.0e-16, "max_evaluations": 6000}},
+    "fit": {"nelder_mead": {"xatol": 1.0e-10, "fatol_relative": 1.0e-16, "max_evaluations": 6000, "restarts": 2}},
 }
 
 
@@ -49,8 +52,8 @@ def config(**changes):
     return read_identification_config(ConfigReader(data, "<test config>"))
 
 
-def data(cfg, truth=TRUTH, seed=None) -> RecordedSignals:
-    times = np.arange(int(DURATION * RATE) + 1) / RATE
+def data(cfg, truth=TRUTH, seed=None, duration=DURATION) -> RecordedSignals:
+    times = np.arange(int(duration * RATE) + 1) / RATE
     angle = cfg.problem.simulation.simulate(truth, times)["joint_1.link_angle"]
     if seed is not None:
         angle = angle + np.random.default_rng(seed).normal(0.0, NOISE, angle.shape)
@@ -63,43 +66,34 @@ def bound(cfg, signals):
     return cfg.problem.bind(signals, cfg.space, *cfg.window)
 
 
-def test_stand_in_matches_an_independent_integration():
-    """Seed 003 eqs. 7-9 for one joint, integrated by DOP853 (rtol 1e-12): the exact discretisation agrees to
-    1e-9 rad (DOP853's own error is ~1e-11 here), through the switch from accelerating to coasting at 10 s."""
+def test_noise_free_recovery_least_squares():
+    """Least squares stops when the relative step is below 1e-12: the estimates are exact to ~1e-10."""
     cfg = config()
-    sim = cfg.problem.simulation
-    i_l, i_m, k, b, lam, alpha = 1.15, 5.6, 8.1, 0.5, 0.0488692, 0.01
-
-    def rhs(t, x):
-        q, qm, dq, dqm = x
-        tau = (i_l + i_m) * alpha if t < 10.0 else 0.0
-        spring = k * (qm - q) + b * (dqm - dq)
-        return [dq, dqm, spring / i_l, (tau - spring) / i_m]
-
-    times = np.linspace(0.0, 14.0, 141)
-    first = solve_ivp(rhs, (0.0, 10.0), [0.1309 + lam, 0.1309, 0.0, 0.0], method="DOP853", rtol=1e-12, atol=1e-14,
-                      t_eval=times[times <= 10.0], dense_output=True)
-    second = solve_ivp(rhs, (10.0, 14.0), first.sol(10.0), method="DOP853", rtol=1e-12, atol=1e-14,
-                       t_eval=times[times > 10.0])
-    reference = np.concatenate((first.y, second.y), axis=1)
-    out = sim.simulate(TRUTH | {"joint_1.spring_offset": lam}, times)
-    assert np.abs(out["joint_1.link_angle"] - reference[0]).max() < 1e-9
-    assert np.abs(out["joint_1.motor_angle"] - reference[1]).max() < 1e-9
-
-
-@pytest.mark.parametrize(("method", "tolerance"), [
-    # least squares stops when the relative step is below 1e-12: the estimates are exact to ~1e-10
-    ("least_squares", 1e-8),
-    # Nelder-Mead stops when the simplex is 1e-10 wide in u = theta / bound width (100 kg m^2 for I_m: 1e-8
-    # kg m^2, 2e-9 relative); the cost's flatness along the I_m-k valley leaves a few times more
-    ("nelder_mead", 1e-6),
-])
-def test_noise_free_recovery(method, tolerance):
-    cfg = config()
-    result = fit(bound(cfg, data(cfg)), cfg.space, method, cfg.fit_options)
+    result = fit(bound(cfg, data(cfg)), cfg.space, "least_squares", cfg.fit_options)
     assert result.success, result.message
     for name, value in zip(cfg.space.names, result.theta):
-        assert abs(value - TRUTH[name]) <= tolerance * abs(TRUTH[name]), (name, value)
+        assert abs(value - TRUTH[name]) <= 1e-8 * abs(TRUTH[name]), (name, value)
+    assert result.cost < 1e-10 * result.cost_start
+
+
+def test_noise_free_recovery_nelder_mead_needs_its_restarts():
+    """Over the study's 10 s (here at 25 Hz) and with its stopping rule, SciPy's Nelder-Mead, which keeps the
+    simplex inside the bounds by clipping, collapses onto b = 0 and stops there (a cost ~1e4 where the optimum's
+    is 0), although the cost falls as b grows from 0. Restarted from that point it leaves the bound and recovers
+    the truth to 1e-6: the simplex is 1e-9 wide in u = theta / bound width at the end (1e-7 kg m^2 for I_m),
+    and the cost's flatness along the I_m-k valley leaves a few times more."""
+    nelder_mead = {"xatol": 1.0e-9, "fatol_relative": 1.0e-14, "max_evaluations": 6000}
+    window = {"start": 0.0, "end": 10.0}
+    cfg = config(window=window, fit={"nelder_mead": nelder_mead})
+    problem = bound(cfg, data(cfg, duration=10.0))
+    stuck = fit(problem, cfg.space, "nelder_mead", cfg.fit_options)
+    assert stuck.success and stuck.at_bounds == ["joint_1.damping"] and stuck.cost > 1e-6 * stuck.cost_start
+    assert np.sum(problem.residuals(stuck.theta + np.array([0.0, 0.0, 1e-3, 0.0])) ** 2) < stuck.cost
+    cfg = config(window=window, fit={"nelder_mead": nelder_mead | {"restarts": 2}})
+    result = fit(problem, cfg.space, "nelder_mead", cfg.fit_options, stuck.theta)     # what the first restart does
+    assert result.success and "(2 runs)" in result.message, result.message      # the second confirms the optimum
+    for name, value in zip(cfg.space.names, result.theta):
+        assert abs(value - TRUTH[name]) <= 1e-6 * abs(TRUTH[name]), (name, value)
     assert result.cost < 1e-10 * result.cost_start
 
 
@@ -119,32 +113,25 @@ def test_noisy_recovery_within_the_predicted_uncertainty():
     assert np.all((ratio > 0.5) & (ratio < 2.0)), ratio
 
 
-def test_zero_spring_offset_hides_the_motor_inertia():
-    """With lambda = 0 and the motor torque of the rigid model with the motor, q - q_d obeys
-    d'' + 2 zeta w d' + w^2 d = alpha, w^2 = k / mu, 2 zeta w = b / mu, mu = I_m I_l / (I_m + I_l): only two
-    combinations of (I_m, k, b) are seen. Noise-free data at the truth: rank 3 of 4 and no sigma for them."""
+def test_zero_spring_offset_nearly_hides_the_motor_inertia():
+    """With lambda = 0 the spring is excited only through the motor torque's start. On the joint alone (a held
+    base, the former stand-in) only its frequency and damping ratio are seen and I_m is exactly hidden; on the
+    floating test bed the base's reaction to the motor and the moving joints 2 and 3 leave it barely visible.
+    Measured on this short run: the Jacobian's smallest singular value is 2.4e-5 of the largest (5.1e-3 with the
+    2.8 deg offset) and I_m's predicted sigma 96 % on noisy data (0.41 % with the offset)."""
     cfg = config()
-    truth = TRUTH | {"joint_1.spring_offset": 0.0}
-    problem = bound(cfg, data(cfg, truth))
-    from space_robot_identification.fitting import jacobian_at
-    theta = np.array([truth[n] for n in cfg.space.names])
-    jacobian = jacobian_at(problem, cfg.space, theta, 1e-6)
-    singular = np.linalg.svd(jacobian, compute_uv=False)
-    assert singular[-1] < 1e-6 * singular[0]            # finite differences leave ~1e-8: not exactly zero
-    with_offset = np.linalg.svd(jacobian_at(bound(cfg, data(cfg)), cfg.space,
-                                            np.array([TRUTH[n] for n in cfg.space.names]), 1e-6), compute_uv=False)
-    assert with_offset[-1] > 1e-3 * with_offset[0]
-    # (k, b) moved along the unseen direction: I_m x s, k x s * (I_m + I_l) / (s I_m + I_l) keeps w and zeta
-    i_l, scale = 1.15, 1.5
-    mu = truth["joint_1.motor_inertia"] * i_l / (truth["joint_1.motor_inertia"] + i_l)
-    i_m2 = truth["joint_1.motor_inertia"] * scale
-    mu2 = i_m2 * i_l / (i_m2 + i_l)
-    moved = truth | {"joint_1.motor_inertia": i_m2, "joint_1.stiffness": truth["joint_1.stiffness"] * mu2 / mu,
-                     "joint_1.damping": truth["joint_1.damping"] * mu2 / mu}
-    times = np.arange(151) / RATE
-    a = cfg.problem.simulation.simulate(truth, times)["joint_1.link_angle"]
-    b = cfg.problem.simulation.simulate(moved, times)["joint_1.link_angle"]
-    assert np.abs(a - b).max() < 1e-12
+    figures = {}
+    for offset in (0.0, TRUTH["joint_1.spring_offset"]):
+        truth = TRUTH | {"joint_1.spring_offset": offset}
+        theta = np.array([truth[n] for n in cfg.space.names])
+        problem = bound(cfg, data(cfg, truth, seed=1))
+        jacobian = jacobian_at(problem, cfg.space, theta, 1e-6)
+        singular = np.linalg.svd(jacobian, compute_uv=False)
+        sigma = linearised_covariance(jacobian, problem.residuals(theta))[0]
+        figures[offset] = (singular[-1] / singular[0], sigma[0] / truth["joint_1.motor_inertia"])
+    hidden, seen = figures[0.0], figures[TRUTH["joint_1.spring_offset"]]
+    assert 1e-7 < hidden[0] < 1e-4 and seen[0] > 2e-3, figures        # small, yet not zero as on a held base
+    assert hidden[1] > 0.3 and seen[1] < 0.01, figures
 
 
 def test_covariance_is_ordinary_least_squares_on_a_linear_problem():
@@ -165,7 +152,7 @@ def test_covariance_is_ordinary_least_squares_on_a_linear_problem():
 
 
 def test_fits_are_deterministic_bit_for_bit():
-    cfg = config(fit={"nelder_mead": {"max_evaluations": 60}})
+    cfg = config(fit={"nelder_mead": {"max_evaluations": 60, "restarts": 1}})
     signals = data(cfg, seed=3)
     for method in ("least_squares", "nelder_mead"):
         first = fit(bound(cfg, signals), cfg.space, method, cfg.fit_options)

@@ -1,8 +1,8 @@
 """space-robot-identify: configuration checks, data from CSV files and bags, outputs, determinism.
 
-On seed 003's joint (the stand-in model, fast) and on a short recording of the captured-target manoeuvre made
-by the runtime (test_identification_target.py fits it). Bad input exits 2 with one line naming the field;
-nothing is written.
+On seed 003's joint (the `elastic_joint` problem on the test bed's model, a short 4 s window at 25 Hz to keep
+the tests fast) and on a short recording of the captured-target manoeuvre made by the runtime
+(test_identification_target.py fits it). Bad input exits 2 with one line naming the field; nothing is written.
 """
 from __future__ import annotations
 
@@ -18,12 +18,14 @@ from space_robot_identification.tool.cli import identify_main
 from space_robot_identification.tool.recorded_data import read_recording, write_csv_signals
 
 NOISE = 1.0e-3
-STAND_IN = {
-    "name": "stand_in_cli",
-    "description": "seed 003 joint, stand-in, short",
-    "problem": {"kind": "flexible_joint_stand_in", "joint": "joint_1", "link_inertia": 1.15,
-                "nominal": {"motor_inertia": 5.6, "stiffness": 8.1, "damping": 0.5, "spring_offset": 0.0},
-                "trajectory": {"start": 0.1309, "acceleration": 0.01, "duration": 10.0},
+START = {"joint_1": 0.13089969389957471, "joint_2": -0.2617993877991494, "joint_3": -0.39269908169872414}
+ELASTIC = {
+    "name": "elastic_joint_cli",
+    "description": "seed 003 joint on the test bed's elastic-joint model, short",
+    "problem": {"kind": "elastic_joint", "model": "config/models/airbearing_testbed_flexible_joint.yaml",
+                "trajectory": {"duration": 10.0, "start": START,
+                               "acceleration": {"joint_1": 0.01, "joint_2": 0.01, "joint_3": 0.01}},
+                "prescribed": ["joint_2", "joint_3"],
                 "signals": {"joint_1.link_angle": {"data": "joint_states.position.joint_1", "weight": 1.0 / NOISE}}},
     "parameters": {"joint_1.motor_inertia": {"start": 1.0, "lower": 0.001, "upper": 100.0},
                    "joint_1.stiffness": {"start": 5.47, "lower": 0.01, "upper": 100.0},
@@ -32,7 +34,9 @@ STAND_IN = {
     "window": {"start": 0.0, "end": 4.0},
     "methods": ["least_squares"],
     "multi_start": {"count": 2, "seed": 5, "spread": 0.2},
-    "synthetic_data": {"sample_rate": 25.0, "cases": [{"name": "offset", "truth": {"joint_1.spring_offset": 0.0489}}],
+    "synthetic_data": {"sample_rate": 25.0,
+                       "truth": {"joint_1.motor_inertia": 5.6, "joint_1.stiffness": 8.1, "joint_1.damping": 0.5},
+                       "cases": [{"name": "offset", "truth": {"joint_1.spring_offset": 0.0489}}],
                        "noise": {"seeds": [1, 2], "sigma": {"joint_states.position.joint_1": NOISE}}},
     "headline": {"mean_relative_error_k": {"metric": "relative_error", "parameter": "joint_1.stiffness"}},
 }
@@ -45,7 +49,7 @@ def write_config(tmp_path, data, name="config.yaml"):
 
 
 def changed(path_value_pairs):
-    data = json.loads(json.dumps(STAND_IN))
+    data = json.loads(json.dumps(ELASTIC))
     for path, value in path_value_pairs:
         node = data
         keys = path.split("/")
@@ -76,7 +80,7 @@ def csv_data(tmp_path, duration=4.0, column="joint_states.position.joint_1"):
 
 def test_study_writes_strict_json_plots_and_headline(tmp_path, capsys):
     out = tmp_path / "out"
-    status, stdout, _ = run([write_config(tmp_path, STAND_IN), "--out", out, "--no-progress"], capsys)
+    status, stdout, _ = run([write_config(tmp_path, ELASTIC), "--out", out, "--no-progress"], capsys)
     assert status == 0, stdout
     text = (out / "summary.json").read_text()
     summary = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
@@ -85,11 +89,27 @@ def test_study_writes_strict_json_plots_and_headline(tmp_path, capsys):
     assert {p for p in summary["plots"]} == {"fit_problem_offset.png", "residuals_problem_offset.png"}
     assert all((out / p).stat().st_size > 0 for p in summary["plots"])
     record = summary["results"][0]
-    assert set(record["estimates"]) == set(STAND_IN["parameters"])
+    assert set(record["estimates"]) == set(ELASTIC["parameters"])
     assert record["cost"] <= record["cost_start"]
     assert len(record["correlation"]["matrix"]) == 4 and len(record["starts"]) == 2
     assert len(summary["results"]) == 3               # noise-free + 2 seeds, one method
     assert "mean_relative_error_k" in stdout
+
+
+def test_multi_start_on_noise_free_datasets_only(tmp_path, capsys):
+    """multi_start.datasets: noise_free - the noise-free dataset is fitted from both starts (a spread), the noisy
+    one from the configured start only (no spread)."""
+    config = write_config(tmp_path, changed([("multi_start/datasets", "noise_free"),
+                                             ("synthetic_data/noise/seeds", [1])]))
+    status, _, _ = run([config, "--out", tmp_path / "out", "--no-progress", "--no-plots"], capsys)
+    assert status == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    clean, noisy = summary["results"]
+    assert clean["noise_seed"] is None and len(clean["starts"]) == 2
+    assert all(e["multi_start_spread"] is not None for e in clean["estimates"].values())
+    assert noisy["noise_seed"] == 1 and len(noisy["starts"]) == 1
+    assert all(e["multi_start_spread"] is None for e in noisy["estimates"].values())
+    assert summary["multi_start"]["datasets"] == "noise_free"
 
 
 def test_a_fit_of_the_main_case_that_does_not_converge_exits_1(tmp_path, capsys):
@@ -105,7 +125,7 @@ def test_a_fit_of_the_main_case_that_does_not_converge_exits_1(tmp_path, capsys)
 
 
 def test_same_config_same_estimates_bit_for_bit(tmp_path, capsys):
-    config = write_config(tmp_path, STAND_IN)
+    config = write_config(tmp_path, ELASTIC)
     summaries = []
     for name in ("a", "b"):
         assert run([config, "--out", tmp_path / name, "--no-progress", "--no-plots"], capsys)[0] == 0
@@ -128,7 +148,7 @@ def test_csv_data_is_fitted_without_truth(tmp_path, capsys):
     times = np.arange(101) / 25.0
     from space_robot_dynamics.config_reader import ConfigReader
     from space_robot_identification.identification_config import read_identification_config
-    cfg = read_identification_config(ConfigReader(json.loads(json.dumps(STAND_IN)), "<test>"))
+    cfg = read_identification_config(ConfigReader(json.loads(json.dumps(ELASTIC)), "<test>"))
     truth = {"joint_1.motor_inertia": 4.0, "joint_1.stiffness": 6.0, "joint_1.damping": 0.3,
              "joint_1.spring_offset": 0.03}
     signals = RecordedSignals(source="test")
@@ -136,7 +156,7 @@ def test_csv_data_is_fitted_without_truth(tmp_path, capsys):
                         cfg.problem.simulation.simulate(truth, times)["joint_1.link_angle"])
     write_csv_signals(signals, tmp_path / "data.csv")
     out = tmp_path / "out"
-    status, _, _ = run([write_config(tmp_path, STAND_IN), "--data", tmp_path / "data.csv", "--out", out,
+    status, _, _ = run([write_config(tmp_path, ELASTIC), "--data", tmp_path / "data.csv", "--out", out,
                         "--no-progress", "--no-plots"], capsys)
     summary = json.loads((out / "summary.json").read_text())
     assert status == 0
@@ -151,11 +171,14 @@ def test_csv_data_is_fitted_without_truth(tmp_path, capsys):
     ([("parameters/joint_1.stifness", {"start": 1.0, "lower": 0.0, "upper": 2.0})], "parameters.joint_1.stifness",
      "unknown parameter"),
     ([("methods", ["simplex"])], "methods[0]", "must be one of"),
+    ([("multi_start/datasets", "noisy")], "multi_start.datasets", "must be one of"),
     ([("problem/signals/joint_1.link_anlge", {"data": "x"})], "problem.signals.joint_1.link_anlge", "unknown output"),
     ([("problem/kind", "flexible")], "problem.kind", "must be one of"),
+    ([("parameters/joint_1.motor_inertia/lower", 0.0)], "parameters.joint_1.motor_inertia.lower", "must be > 0"),
+    ([("parameters/joint_1.damping/lower", -1.0)], "parameters.joint_1.damping.lower", "must be >= 0"),
     ([("window/end", -1.0)], "window.end", "must be >"),
     ([("synthetic_data/cases/0/duration", 2.0)], "synthetic_data.cases[0].duration", "shorter than the window"),
-    ([("headline/mean_relative_error_k/parameter", "joint_1.link_inertia")], "headline.mean_relative_error_k.parameter",
+    ([("headline/mean_relative_error_k/parameter", "joint_1.gear_ratio")], "headline.mean_relative_error_k.parameter",
      "not a free parameter"),
     ([("synthetic_data/noise/sigma", {"joint_states.position.joint_9": 1.0})],
      "synthetic_data.noise.sigma.joint_states.position.joint_9", "matches no signal"),
@@ -192,7 +215,7 @@ def test_bad_data_exits_2_naming_the_field(tmp_path, capsys, data, field, words)
         path = tmp_path / "data.txt"
         path.write_text("t,a\n0,1\n")
     out = tmp_path / "out"
-    status, _, err = run([write_config(tmp_path, STAND_IN), "--data", path, "--out", out, "--no-progress"], capsys)
+    status, _, err = run([write_config(tmp_path, ELASTIC), "--data", path, "--out", out, "--no-progress"], capsys)
     assert status == 2 and f"{field}: " in err and words in err, err
     assert not out.exists()
 

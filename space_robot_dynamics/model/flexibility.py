@@ -12,7 +12,7 @@ an elastic joint k g g^T and b g g^T, g = (1, -1/N), f0 = k lambda_0 g (eq. 12).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pinocchio as pin
@@ -87,14 +87,35 @@ class Flexibility:
             self.K[block, block] = j.joint.stiffness_block()
             self.C[block, block] = j.joint.damping_block()
             self.f0[block] = j.joint.offset_force()
-        self._offset_energy = 0.5 * sum(j.joint.config.stiffness * j.joint.config.spring_offset ** 2
-                                        for j in self.joints)
+        self._offset_energy = self._spring_offset_energy()
         self._scale = np.array([m.scale for m in self.modal])
         self._modal_stiffness = np.array([m.stiffness for m in self.modal])
         self._modal_damping = np.array([m.damping for m in self.modal])
         self._by_joint = {j.joint.name: j for j in self.joints}
         self.generated_joints = frozenset([m.name for m in self.modal] + list(self.coordinates.dependent_names)
                                           + [j.joint.rotor_joint for j in self.joints])
+
+    def _spring_offset_energy(self) -> float:
+        return 0.5 * sum(j.joint.config.stiffness * j.joint.config.spring_offset ** 2 for j in self.joints)
+
+    def update_elastic_joint(self, model: pin.Model, config) -> None:
+        """In place: the elastic joint `config.joint` takes the motor inertia, stiffness and damping of `config`
+        (an ElasticJointConfig with the same gear ratio): its rotor body's inertia in `model` (eq. 11), its blocks of
+        K, C and f0 (eq. 12, the arrays keep their identity), the readouts and the potential energy. The caller
+        (SystemModel.set_elastic_joint) has checked the values."""
+        index = next(i for i, j in enumerate(self.joints) if j.joint.name == config.joint)
+        coordinates = self.joints[index]
+        joint = replace(coordinates.joint, config=config)
+        model.inertias[model.getJointId(joint.rotor_joint)] = pin.Inertia(0.0, np.zeros(3), joint.rotor_inertia())
+        coordinates = replace(coordinates, joint=joint)
+        self.joints = self.joints[:index] + (coordinates,) + self.joints[index + 1:]
+        self.elastic_joints = tuple(joint if e.name == joint.name else e for e in self.elastic_joints)
+        self._by_joint[joint.name] = coordinates
+        block = slice(len(self.modal) + 2 * index, len(self.modal) + 2 * index + 2)
+        self.K[block, block] = joint.stiffness_block()
+        self.C[block, block] = joint.damping_block()
+        self.f0[block] = joint.offset_force()
+        self._offset_energy = self._spring_offset_energy()
 
     # ---- names and lookups ---------------------------------------------------------------------
     @property

@@ -12,7 +12,8 @@ Ordering (never index by position; the URDF loader may reorder joints):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -199,6 +200,40 @@ class SystemModel:
         if self.flexibility is not None:
             self.flexibility.relax(q)
         return q
+
+    def set_elastic_joint(self, joint: str, *, motor_inertia: float | None = None, stiffness: float | None = None,
+                          damping: float | None = None) -> None:
+        """Change an elastic joint's motor inertia I_r (kg m^2, the rotor about its axis, motor side: the model
+        file's `motor_inertia`; the inertia reflected to the link is N^2 I_r), stiffness k (N m/rad) and damping b
+        (N m s/rad) in place, without reading the URDF again (docs/flexibility.md sec. 4, eqs. 11-12). None keeps
+        a value. The values are checked as the model file's are (finite; I_r > 0, k > 0, b >= 0): CommandError
+        naming the argument, and nothing changes, otherwise; so is the joint (an elastic joint of this model).
+
+        Everything computed with this model afterwards uses the new values: Pinocchio's algorithms on `model`
+        (the rotor body's inertia), the elastic and damping forces, readouts and energy of `flexibility`, and
+        `config` (a model built from it, or its rigid counterpart, has them). Build Simulators and controllers
+        after the change: a Simulator checks its dt against the stiffest mode, and decides whether to integrate
+        the dampers' energy, when it is built; a ControlModel copies the rotor inertia when it is built."""
+        flexibility = self.flexibility
+        coordinates = None if flexibility is None else flexibility.elastic(joint)
+        if coordinates is None:
+            have = [] if flexibility is None else [j.joint.name for j in flexibility.joints]
+            raise CommandError("joint", f"{joint!r} is not an elastic joint of this model (have {have})")
+        changes = {}
+        for name, value, unit, positive in (("motor_inertia", motor_inertia, "kg m^2", True),
+                                            ("stiffness", stiffness, "N m/rad", True),
+                                            ("damping", damping, "N m s/rad", False)):
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) \
+                    or not math.isfinite(value) or value < 0.0 or (positive and value == 0.0):
+                raise CommandError(name, f"must be a finite number {'>' if positive else '>='} 0 ({unit}), "
+                                         f"got {value!r}")
+            changes[name] = float(value)
+        config = replace(coordinates.joint.config, **changes)
+        flexibility.update_elastic_joint(self.model, config)
+        self.config = replace(self.config, elastic_joints=tuple(
+            config if e.joint == joint else e for e in self.config.elastic_joints))
 
     @property
     def coordinates(self):

@@ -107,8 +107,12 @@ def _identify(args, interruption) -> int:
         _say(f"error: {exc}")
         return EXIT_BAD_INPUT
     study = Study(config)
-    count = len(data_sets) if maker is None else maker.dataset_count()
-    bar = FitProgress(count * study.fits_per_dataset(), args.progress)
+    if maker is None:
+        total = len(data_sets) * study.fits_per_dataset()
+    else:
+        clean, noisy = maker.dataset_counts()
+        total = clean * study.fits_per_dataset() + noisy * study.fits_per_dataset(noise_seed=1)
+    bar = FitProgress(total, args.progress)
 
     def after_each() -> None:
         bar.step()
@@ -196,7 +200,7 @@ def _summary(config, study, args, wall_time: float) -> dict:
         "window_s": list(config.window),
         "methods": list(config.methods),
         "multi_start": {"count": config.multi_start_count, "seed": config.multi_start_seed,
-                        "spread": config.multi_start_spread},
+                        "spread": config.multi_start_spread, "datasets": config.multi_start_datasets},
         "parameters": [{"name": p.name, "unit": p.unit, "start": p.start, "lower": p.lower, "upper": p.upper}
                        for p in config.space.parameters],
         "problems": {role: spec.kind for role, spec in study.roles()},

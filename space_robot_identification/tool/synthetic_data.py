@@ -52,9 +52,10 @@ class SyntheticDatasets:
                 raise ConfigError(f"{case.field}.scenario", str(exc), config.source) from None
             self.runs[case.name] = run
 
-    def dataset_count(self) -> int:
+    def dataset_counts(self) -> tuple[int, int]:
+        """(noise-free, noisy) datasets over all cases."""
         synthetic = self.config.synthetic
-        return len(synthetic.cases) * (int(synthetic.noise_free) + len(synthetic.noise.seeds))
+        return len(synthetic.cases) * int(synthetic.noise_free), len(synthetic.cases) * len(synthetic.noise.seeds)
 
     def datasets(self, case: Case, staging: Path, stop=None) -> list[Dataset]:
         """The datasets of `case` (noise-free first, then by noise seed)."""

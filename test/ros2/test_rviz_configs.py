@@ -9,6 +9,7 @@ viewers) runs without RViz while these checks read the scenario's configuration:
 from __future__ import annotations
 
 import time
+from xml.etree import ElementTree
 
 import pytest
 import yaml
@@ -26,6 +27,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from tf2_ros import Buffer, TransformListener  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
+from space_robot_nodes.robot_descriptions import robot_descriptions  # noqa: E402
 from space_robot_nodes.scenario import load_scenario, shipped_scenarios  # noqa: E402
 
 START_TIMEOUT = 90.0      # s: launch, model building, discovery on a loaded machine
@@ -145,3 +147,30 @@ def test_the_real_arm_viewers_serve_the_sawyer_config(probe, ros_env, share_dir,
         launch.signal_group()
         launch.wait(60)
     assert rclpy.ok()
+
+
+def test_while_start_delay_holds_the_robots_are_in_tf(probe, ros_env, share_dir, tmp_path):
+    """Under RViz the launch holds simulated time at 0 for start_delay s; RViz draws every link of every robot from
+    tf, so each must be transformable to world while it holds (robot_state_publisher ignores a state at t = 0
+    unless told to ignore timestamps). The flexible servicer also has the beams' tip joints."""
+    name = "servicer_flexible"
+    path = share_dir / "config" / "scenarios" / f"{name}.yaml"
+    links = [description.frame_prefix + link.get("name")
+             for description in robot_descriptions(load_scenario(name).model)
+             for link in ElementTree.fromstring(description.urdf).iter("link")]
+    launch = RosCommand(["ros2", "launch", "space_robot", "simulation.launch.py", f"scenario:={path}", "rviz:=false",
+                         "start_delay:=120"], tmp_path / "launch.log", ros_env)
+    buffer = Buffer()
+    listener = TransformListener(buffer, probe.node, spin_thread=False)
+    try:
+        wait_until(lambda: " running" in launch.output() or not launch.alive(), START_TIMEOUT, "the launch")
+        assert launch.alive(), launch.output()[-3000:]
+        for link in links:
+            probe.wait_for(lambda f=link: buffer.can_transform("world", f, Time(), Duration(seconds=0.0)),
+                           MESSAGE_TIMEOUT, f"tf world -> {link} while simulated time is held")
+        assert len(links) > 10
+    finally:
+        probe.node.destroy_subscription(listener.tf_sub)
+        probe.node.destroy_subscription(listener.tf_static_sub)
+        launch.signal_group()
+        launch.wait(60)

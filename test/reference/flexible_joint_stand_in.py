@@ -1,10 +1,12 @@
-"""A stand-in for the simulator's elastic joint: one motor-spring-link joint (seed 003 eqs. 3-9, n = 1).
+"""One motor-spring-link joint integrated exactly (seed 003 eqs. 3-9, n = 1): a test oracle.
 
-Until the simulator has elastic joints, seed 003's identification machinery is exercised on this small model.
-Generalized coordinates: link angle q and motor angle q_m about the same axis (seed 003 eq. 1, both measured
-from the same reference); the link side is a rigid inertia I_l about the joint axis (the arm beyond the joint,
-the other joints locked), the motor side the motor inertia I_m (the rotor's inertia times the gear ratio squared,
-sec. 2). Spring k and damper b between them (eqs. 7-8); the motor torque tau acts on the motor (sec. 2):
+It was the identification's stand-in for the simulator's elastic joint until that existed; now it checks the
+`elastic_joint` problem's simulation in the limit where the two coincide (a fixed base, the other joints held:
+test_identification_elastic_joint.py). Generalized coordinates: link angle q and motor angle q_m about the same
+axis (seed 003 eq. 1, both measured from the same reference); the link side is a rigid inertia I_l about the joint
+axis (the arm beyond the joint, the other joints held), the motor side the motor inertia I_m (the rotor's inertia
+times the gear ratio squared, sec. 2). Spring k and damper b between them (eqs. 7-8); the motor torque tau acts
+on the motor (sec. 2):
     I_l q''   = k (q_m - q) + b (q_m' - q')
     I_m q_m'' = tau - k (q_m - q) - b (q_m' - q')
 (eq. 9 with M* = diag(I_l, 0), J* = diag(0, I_m), K* and B* of eqs. 13-14). The base is held still: this is
@@ -30,10 +32,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from space_robot_dynamics.config_reader import ConfigReader
-from space_robot_dynamics.model.system_model import build_model
-
-from .free_parameters import KnownParameter
+from space_robot_identification.free_parameters import KnownParameter
 
 PARAMETERS = {"motor_inertia": "kg m^2", "stiffness": "N m/rad", "damping": "N m s/rad", "spring_offset": "rad",
               "link_inertia": "kg m^2"}
@@ -97,55 +96,3 @@ def propagate(phi: np.ndarray, z: np.ndarray, count: int) -> np.ndarray:
         rows = np.concatenate((rows, rows @ power.T))
         power = power @ power
     return rows[:count]
-
-
-def locked_joint_inertia(model_path, joint: str, joint_positions: dict, field: ConfigReader) -> float:
-    """I_l (kg m^2): the inertia about `joint` of everything it moves with the other joints locked and a floating
-    base free, at `joint_positions` (rad): the Schur complement M_jj - M_jb M_bb^-1 M_bj of Pinocchio's CRBA over
-    the base and that joint (a fixed base: M_jj)."""
-    import pinocchio as pin
-
-    system = build_model(model_path)
-    if not system.model.existJointName(joint):
-        raise field.error("joint", f"no joint {joint!r} in {model_path}")
-    q = system.neutral()
-    for name, angle in joint_positions.items():
-        if not system.model.existJointName(name):
-            raise field.error(f"link_inertia.joint_positions.{name}", f"no joint {name!r} in {model_path}")
-        system.set_joint_angle(q, name, angle)
-    mass = pin.crba(system.model, system.model.createData(), q)
-    mass = np.triu(mass) + np.triu(mass, 1).T
-    j = system.v_index(joint)
-    base = [i for s in system.subtrees if s.root_joint_id != 0 for i in range(system.v_slice(s.base_joint).start,
-                                                                               system.v_slice(s.base_joint).stop)]
-    if not base:
-        return float(mass[j, j])
-    m_bb, m_bj = mass[np.ix_(base, base)], mass[base, j]
-    return float(mass[j, j] - m_bj @ np.linalg.solve(m_bb, m_bj))
-
-
-def read_stand_in(reader: ConfigReader) -> FlexibleJointStandIn:
-    joint = reader.string("joint")
-    nominal_reader = reader.sub("nominal")
-    nominal = {}
-    for name in PARAMETERS:
-        if name == "link_inertia":
-            continue
-        nominal[name] = nominal_reader.number(name) if name == "spring_offset" else \
-            nominal_reader.number(name, exclusive_minimum=0.0) if name != "damping" else \
-            nominal_reader.number(name, minimum=0.0)
-    nominal_reader.reject_unknown()
-    link = reader.raw("link_inertia")
-    if isinstance(link, dict):
-        sub = reader.sub("link_inertia")
-        path = sub.file_path("model")
-        positions = sub.number_map("joint_positions", {})
-        sub.reject_unknown()
-        nominal["link_inertia"] = locked_joint_inertia(path, joint, positions, reader)
-    else:
-        nominal["link_inertia"] = reader.number("link_inertia", exclusive_minimum=0.0)
-    trajectory = reader.sub("trajectory")
-    stand_in = FlexibleJointStandIn(joint, nominal, trajectory.number("start"), trajectory.number("acceleration"),
-                                    trajectory.number("duration", exclusive_minimum=0.0))
-    trajectory.reject_unknown()
-    return stand_in
