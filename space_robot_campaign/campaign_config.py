@@ -447,26 +447,40 @@ def _report_settings(reader: ConfigReader) -> ReportSettings:
     return settings
 
 
-def yaml_text(value) -> str:
+def yaml_text(value, place: str = "top") -> str:
     """`value` as the VALUE of a --set KEY=VALUE (YAML flow style) that parses back to exactly `value`:
-    floats by repr (shortest round-trip form), lists and mappings in flow style, strings quoted when needed."""
+    floats by repr (shortest round-trip form), lists and mappings in flow style, strings quoted when needed.
+    `place` is where the text goes (top, item of a sequence, key or value of a mapping): a string is left plain
+    only if it reads back as itself there (inside a flow sequence ':0' would not)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value) if isinstance(value, int) else _float_text(value)
     if isinstance(value, str):
-        try:
-            plain = parse_yaml(value) == value and value.strip() == value and not any(c in value for c in ",[]{}#")
-        except Exception:  # noqa: BLE001 - any YAML error means: quote it
-            plain = False
-        return value if plain and value else _double_quoted(value)
+        return value if value and _plain_round_trips(value, place) else _double_quoted(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(yaml_text(v) for v in value) + "]"
+        return "[" + ", ".join(yaml_text(v, "item") for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{yaml_text(str(k))}: {yaml_text(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{yaml_text(str(k), 'key')}: {yaml_text(v, 'value')}" for k, v in value.items()) + "}"
     if value is None:
         return "null"
     raise TypeError(f"cannot write {value!r} as YAML")
+
+
+# place -> (the YAML text with the string in it, what that text must read back as)
+_PLACES = {"top": (lambda t: t, lambda t: t), "item": (lambda t: f"[{t}]", lambda t: [t]),
+           "key": (lambda t: f"{{{t}: 0}}", lambda t: {t: 0}), "value": (lambda t: f"{{k: {t}}}", lambda t: {"k": t})}
+
+
+def _plain_round_trips(text: str, place: str) -> bool:
+    """Whether `text`, written plain at `place`, reads back as the string itself."""
+    if text.strip() != text or any(c in text for c in ",[]{}#"):
+        return False
+    write, expected = _PLACES[place]
+    try:
+        return parse_yaml(write(text)) == expected(text)
+    except Exception:  # noqa: BLE001 - any YAML error means: quote it
+        return False
 
 
 def _double_quoted(text: str) -> str:

@@ -80,8 +80,9 @@ def plot_adaptive(result, out: Path, name: str, summary: dict) -> list[Path]:
     paths = plot_force_motion(result, out, name, summary)
     s, t = result.series, result.series["t"]
     ratio = s["estimate_ratio"]
-    figure, axes = _figure(2, f"{name}: parameter estimates and Lyapunov function")
-    _lines(axes[0], t, ratio, [f"{label}" for label in result.summary["estimated_parameters"]],
+    figure, axes = _figure(2, f"{name}: estimates of the target's parameters and Lyapunov function")
+    # "target/target_base_joint.I_xx" -> "I_xx": the body is in the title, the legend must fit the axes
+    _lines(axes[0], t, ratio, [label.rsplit(".", 1)[-1] for label in result.summary["estimated_parameters"]],
            "estimate / true")
     axes[1].semilogy(t, np.maximum(s["lyapunov"], 1e-300), linewidth=1.0)
     axes[1].set_ylabel("V (eq. 7.12)")
