@@ -68,7 +68,7 @@ GAIN_RANGES = {
 
 
 def read_cartesian_approach_settings(reader: ConfigReader) -> CartesianApproachSettings:
-    """The `cartesian_approach` section (config/cartesian_approach.yaml); ConfigError names a bad field."""
+    """The `cartesian_approach` section (config/controller.yaml); ConfigError names a bad field."""
     gains = {name: reader.number(name, getattr(CartesianApproachSettings, name), exclusive_minimum=low,
                                  maximum=high) for name, (low, high) in GAIN_RANGES.items()}
     settings = CartesianApproachSettings(

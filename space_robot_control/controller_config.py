@@ -13,6 +13,7 @@ import numpy as np
 from space_robot_dynamics.config_reader import ConfigReader, load_config_file
 from space_robot_dynamics.errors import ConfigError
 
+from .cartesian_approach import CartesianApproachSettings, read_cartesian_approach_settings
 from .joint_trajectory import LIMIT_POLICIES
 
 MODES = ("joint_tracking", "attitude_hold")
@@ -88,6 +89,8 @@ class ControllerConfig:
     source: str | None = None
     vibration_suppression: VibrationSuppressionConfig = VibrationSuppressionConfig()
     capture: CaptureConfig = CaptureConfig()
+    # the Cartesian approach mode (cartesian_approach.py), entered on a Cartesian goal; None: no such mode
+    cartesian_approach: CartesianApproachSettings | None = None
 
 
 def read_controller_config(reader: ConfigReader) -> ControllerConfig:
@@ -150,9 +153,11 @@ def read_controller_config(reader: ConfigReader) -> ControllerConfig:
                             torque_limit=cp.number("grasp_torque_limit", 10.0, exclusive_minimum=0.0),
                             detumble_rate=cp.number("detumble_rate", 1.0e-3, exclusive_minimum=0.0))
     cp.reject_unknown()
+    cartesian = read_cartesian_approach_settings(reader.sub("cartesian_approach")) \
+        if reader.has("cartesian_approach") else None
     reader.reject_unknown()
     return ControllerConfig(rate, tuple(modes), bus, arm, wheels, joint_tracking, attitude, reader.source, vibration,
-                            capture)
+                            capture, cartesian)
 
 
 def load_controller_config(path: str | Path) -> ControllerConfig:

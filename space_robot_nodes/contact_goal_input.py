@@ -24,8 +24,8 @@ from space_robot_dynamics.errors import CommandError, ConfigError, SpaceRobotErr
 
 from . import conversions as cv
 
-POSE_STAMPED = "geometry_msgs/msg/PoseStamped"
-WRENCH_STAMPED = "geometry_msgs/msg/WrenchStamped"
+POSE_STAMPED = cv.POSE_STAMPED
+WRENCH_STAMPED = cv.WRENCH_STAMPED
 
 
 def _finite(values: np.ndarray, field: str) -> np.ndarray:

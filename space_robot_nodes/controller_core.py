@@ -14,6 +14,14 @@ to the gripper on gripper/command (the dynamics node, or a gripper driver) when 
 rejected with an ERROR diagnostic otherwise (no target to grasp); grasp/state (from the dynamics node) switches
 the controller to the joined system when the grasp closes and back when it opens (ServicerController.set_grasp).
 
+Cartesian approach (docs/controllers.md sec. 1, issue 12): a geometry_msgs/PoseStamped on cartesian_controller/goal
+(the hand's goal pose in the world frame or in a frame of the model, e.g. target/grapple_frame: the goal then moves
+with it) switches the arm to the resolved-rate Cartesian controller through the generalized Jacobian, the wheels
+holding the bus (controller.yaml `cartesian_approach`); a joint trajectory, a FollowJointTrajectory goal or a grasp
+switches back to joint space. A geometry_msgs/WrenchStamped on force_controller/setpoint is validated and held as
+the contact-force setpoint (reported in diagnostics; no mode of this node applies it yet: the hybrid force/motion
+law runs in the thesis studies, docs/controllers.md sec. 2).
+
 Safety: a malformed goal or setpoint is rejected with an ERROR diagnostic and the current reference kept;
 a trajectory arriving before the first state is applied at the first update. With no state, or a state
 older than state_timeout, no command is published: the actuators' own command timeout then applies zero
@@ -23,11 +31,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from space_robot_control.cartesian_approach import CartesianApproachController, CartesianOutput
 from space_robot_control.servicer_controller import ControlOutput, ServicerController
 from space_robot_dynamics.errors import CommandError
 
 from . import conversions as cv
 from . import message_builders as mb
+from .contact_goal_input import POSE_STAMPED, ContactGoalInput, ContactGoalSettings
 from .grasp_state_message import read_grasp_state
 from .message_types import MessageTypes
 from .node_config import ControllerNodeConfig
@@ -82,6 +92,16 @@ class ControllerCore(NodeCore):
         self._grasp_holding = False            # what grasp/state last said
         self._grasp_pending: bool | None = None     # a change to apply at the next control update (needs a state)
         self.gripper_commands = 0
+        # Cartesian approach: a mode when the configuration has one and the model its end effector and wheels
+        self.cartesian = self._cartesian_controller(controller)
+        self.cartesian_output: CartesianOutput | None = None
+        self.cartesian_active = False
+        self.contact_goals = ContactGoalInput(self.cartesian, ContactGoalSettings(
+            cartesian_goal=config.cartesian_goal, force_setpoint=config.force_setpoint,
+            world_frame=config.world_frame,
+            contact_frame=self.cartesian.settings.end_effector if self.cartesian is not None else "end_effector"))
+        self.add_subscription(config.cartesian_goal, POSE_STAMPED, self.on_cartesian_goal)
+        self.add_subscription(config.force_setpoint, cv.WRENCH_STAMPED, self.contact_goals.on_force_setpoint)
         self.add_publication(config.arm_command, cv.FLOAT64_MULTI_ARRAY)
         self.has_wheels = len(controller.wheel_joints) > 0
         self._arm_command = mb.Float64MultiArrayBuilder(types, len(controller.arm_joints), "effort")
@@ -96,7 +116,32 @@ class ControllerCore(NodeCore):
         # after each control update while one is active (see trajectory_execution.py)
         self.trajectory_action = TrajectoryExecution(controller, config.trajectory_action, self._goal_event)
 
+    def _cartesian_controller(self, controller: ServicerController) -> CartesianApproachController | None:
+        settings = controller.config.cartesian_approach
+        system = self.system
+        if settings is None or not controller.wheel_joints or not system.model.existFrame(settings.end_effector) \
+                or settings.bus_subtree not in system.subtree_names():
+            return None
+        cartesian = CartesianApproachController(system, settings)
+        # its torques come in the model's joint orders; the commands go out in the controller's
+        self._cartesian_arm = [list(system.arm_joints).index(n) for n in controller.arm_joints]
+        self._cartesian_wheels = [list(system.wheel_joints).index(n) for n in controller.wheel_joints]
+        return cartesian
+
     # ---- inputs ----------------------------------------------------------------------------------
+    def on_cartesian_goal(self, msg) -> None:
+        """A Cartesian goal (contact_goal_input.py checks it; a rejected one keeps the current mode and goal)."""
+        accepted = self.contact_goals.accepted
+        self.contact_goals.on_cartesian_goal(msg)
+        if self.contact_goals.accepted == accepted:
+            return
+        if self.controller.capture_mode is not None:     # holding the target: the arm stays held
+            self.goals_rejected += 1
+            self._goal_event(cv.ERROR, "Cartesian goal ignored: the grasp is closed (the arm holds the target)")
+            return
+        self.cartesian_active = True
+        self.trajectory_action.preempt(f"preempted by a Cartesian goal on {self.config.cartesian_goal}")
+
     def _state_error(self, error: str) -> None:
         self.state_errors += 1
         self._state_errors_since_report += 1
@@ -117,6 +162,7 @@ class ControllerCore(NodeCore):
             self.goals_rejected += 1
             return
         self.goals_accepted += 1
+        self.cartesian_active = False
         self._goal_event(cv.OK, f"trajectory accepted ({report.duration:.3f} s): {report.message}")
         self.trajectory_action.preempt(f"preempted by a trajectory on {self.config.trajectory}")
 
@@ -172,15 +218,20 @@ class ControllerCore(NodeCore):
         if self._grasp_pending is not None:
             self._apply_grasp(now)
         try:
-            self.output = self.controller.update(now, self.state.q, self.state.v)
+            if self.cartesian_active:
+                out = self.cartesian_output = self.cartesian.update(now, self.state.q, self.state.v)
+                arm, wheels = out.arm_torque[self._cartesian_arm], out.wheel_torque[self._cartesian_wheels]
+            else:
+                self.output = self.controller.update(now, self.state.q, self.state.v)
+                arm, wheels = self.output.arm_torque, self.output.wheel_torque
         except CommandError as exc:        # a state the controller cannot use: publish nothing, report it
             self._state_error(str(exc))
             self._skip(now, f"state refused: {exc}")
             return
         self.updates += 1
-        self.publish(self.config.arm_command, self._arm_command.build(self.output.arm_torque))
+        self.publish(self.config.arm_command, self._arm_command.build(arm))
         if self.has_wheels:
-            self.publish(self.config.wheel_command, self._wheel_command.build(self.output.wheel_torque))
+            self.publish(self.config.wheel_command, self._wheel_command.build(wheels))
         self.commands_published += 1
         if self._pending_trajectory is not None:
             msg, self._pending_trajectory = self._pending_trajectory, None
@@ -199,6 +250,7 @@ class ControllerCore(NodeCore):
             return
         if self.trajectory_action.active:
             self.trajectory_action.preempt("the grasp " + ("closed" if holding else "opened"))
+        self.cartesian_active = False          # the joined system's controller holds the arm
         self._goal_event(cv.OK, "grasp closed: controlling the joined system (arm held, wrench limited, stack "
                                 "rate damped)" if holding else "grasp opened: controlling the free servicer")
 
@@ -245,7 +297,7 @@ class ControllerCore(NodeCore):
         statuses.append(cv.diagnostic_status(self.types, goal_level, f"{self.name}: goals", goal_message,
                                              self.name, goal_values))
 
-        if out is not None:
+        if out is not None and not self.cartesian_active:     # (the Cartesian mode reports in its own status)
             saturated = [n for n, s in zip(self.controller.arm_joints, out.arm_saturated) if s]
             speed = [n for n, s in zip(self.controller.wheel_joints, out.wheel_speed_saturated) if s]
             parts = ([f"arm torque clipped on {saturated}"] if saturated else []) + \
@@ -258,6 +310,8 @@ class ControllerCore(NodeCore):
                                                  self.name, values))
         if self.has_gripper:
             statuses.append(self._capture_status())
+        statuses.append(self._cartesian_status())
+        statuses.append(self.contact_goals.status(self.types))
         self.publish(self.config.diagnostics, cv.diagnostic_array(self.types, now, statuses))
 
     def _capture_status(self):
@@ -278,3 +332,23 @@ class ControllerCore(NodeCore):
         message = "holding the target: " + ("damping the stack's rotation" if mode.rate_damping else
                                             "holding the stack's attitude")
         return cv.diagnostic_status(self.types, cv.OK, f"{self.name}: capture", message, self.name, values)
+
+    def _cartesian_status(self):
+        """`controller: cartesian`: the mode, and while it runs the pose error and the dynamic-singularity measure
+        (sigma_min of the length-scaled generalized Jacobian; WARN while damped least squares is damping)."""
+        if self.cartesian is None:
+            return cv.diagnostic_status(self.types, cv.OK, f"{self.name}: cartesian",
+                                        "no Cartesian mode (model or configuration)", self.name, [])
+        out = self.cartesian_output
+        if not self.cartesian_active or out is None:
+            return cv.diagnostic_status(self.types, cv.OK, f"{self.name}: cartesian", "inactive (joint space)",
+                                        self.name, [("active", False)])
+        values = [("active", True), ("position_error_m", out.position_error),
+                  ("orientation_error_rad", out.orientation_error), ("sigma_min", out.sigma_min),
+                  ("damping", out.damping), ("wheel_torque_scaled_down", bool(out.wheel_saturated))] + \
+            [(f"arm_torque.{n}", x) for n, x in zip(self.controller.arm_joints, out.arm_torque[self._cartesian_arm])]
+        damped = out.damping > 0.0
+        message = (f"tracking: {out.position_error:.4f} m, {out.orientation_error:.4f} rad"
+                   + (f"; near a dynamic singularity (sigma_min {out.sigma_min:.3g}, damped)" if damped else ""))
+        return cv.diagnostic_status(self.types, cv.WARN if damped else cv.OK, f"{self.name}: cartesian", message,
+                                    self.name, values)

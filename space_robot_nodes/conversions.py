@@ -37,6 +37,7 @@ VECTOR3_STAMPED = "geometry_msgs/msg/Vector3Stamped"
 JOINT_TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
 BOOL = "std_msgs/msg/Bool"
 WRENCH_STAMPED = "geometry_msgs/msg/WrenchStamped"
+POSE_STAMPED = "geometry_msgs/msg/PoseStamped"
 
 # diagnostic_msgs/DiagnosticStatus levels (values from its .msg definition; byte constants)
 OK, WARN, ERROR, STALE = 0, 1, 2, 3
@@ -180,6 +181,12 @@ def wrench_stamped(types: MessageTypes, t: float, frame_id: str, force, torque):
     """A WrenchStamped: force (N) and torque (N m) in frame_id's axes, about its origin."""
     wrench = types.make("geometry_msgs/msg/Wrench", force=vector3(types, force), torque=vector3(types, torque))
     return types.make(WRENCH_STAMPED, header=header(types, t, frame_id), wrench=wrench)
+
+
+def pose_stamped(types: MessageTypes, t: float, frame_id: str, position, xyzw):
+    """A PoseStamped: position (m) and orientation (unit quaternion x, y, z, w) in frame_id."""
+    return types.make(POSE_STAMPED, header=header(types, t, frame_id), pose=types.make(
+        "geometry_msgs/msg/Pose", position=point(types, position), orientation=quaternion(types, xyzw)))
 
 
 def quaternion_stamped(types: MessageTypes, t: float, frame_id: str, xyzw):

@@ -125,6 +125,8 @@ class ControllerNodeConfig:
     gripper_command: str = "gripper_controller/command"   # std_msgs/Bool from users: true close, false open
     gripper_output: str = "gripper/command"    # std_msgs/Bool to the gripper (the dynamics node)
     grasp_state: str = "grasp/state"           # the dynamics node's grasp state: the joined model while held
+    cartesian_goal: str = "cartesian_controller/goal"      # geometry_msgs/PoseStamped: the Cartesian approach mode
+    force_setpoint: str = "force_controller/setpoint"      # geometry_msgs/WrenchStamped: the contact-force setpoint
 
 
 @dataclass(frozen=True)
@@ -288,6 +290,8 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
         gripper_command=topic(topics, "gripper_command", "gripper_controller/command"),
         gripper_output=topic(topics, "gripper_output", "gripper/command"),
         grasp_state=topic(topics, "grasp_state", "grasp/state"),
+        cartesian_goal=topic(topics, "cartesian_goal", "cartesian_controller/goal"),
+        force_setpoint=topic(topics, "force_setpoint", "force_controller/setpoint"),
     )
     topics.reject_unknown()
     ctl.reject_unknown()

@@ -193,10 +193,10 @@ def test_cartesian_goal_and_gain_errors_name_the_field(servicer_target):
 
 def test_shipped_settings_load_and_bad_gains_name_the_field():
     from space_robot_control.cartesian_approach import read_cartesian_approach_settings
-    from space_robot_dynamics.config_reader import ConfigReader, load_config_file
+    from space_robot_control.controller_config import load_controller_config
+    from space_robot_dynamics.config_reader import ConfigReader
 
-    settings = read_cartesian_approach_settings(load_config_file("config/cartesian_approach.yaml")
-                                                .sub("cartesian_approach"))
+    settings = load_controller_config("config/controller.yaml").cartesian_approach
     assert settings.end_effector == "right_hand" and settings.rate_gain == 20.0
     with pytest.raises(ConfigError, match="cartesian_approach.rate_gain"):
         read_cartesian_approach_settings(ConfigReader({"end_effector": "right_hand", "rate_gain": 1e4},

@@ -25,13 +25,14 @@ from action_msgs.msg import GoalStatus  # noqa: E402
 from builtin_interfaces.msg import Duration  # noqa: E402
 from control_msgs.action import FollowJointTrajectory  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
+from geometry_msgs.msg import PoseStamped, Vector3, Wrench, WrenchStamped  # noqa: E402
 from rclpy.action import ActionClient, get_action_names_and_types  # noqa: E402
 from rclpy.qos import DurabilityPolicy, ReliabilityPolicy  # noqa: E402
 from ros2_probe import values  # noqa: E402
 from ros2_processes import RosCommand, launch_exits, tracebacks, wait_until  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Float64MultiArray  # noqa: E402
+from std_msgs.msg import Float64MultiArray, Header  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 from visualization_msgs.msg import Marker  # noqa: E402
 
@@ -343,8 +344,10 @@ def test_a_goal_with_an_unknown_joint_is_aborted_with_its_reason(action, probe):
 def test_malformed_commands_are_reported_and_survived(graph, probe):
     arm = probe.node.create_publisher(Float64MultiArray, "/arm_effort_controller/commands", 10)
     goals = probe.node.create_publisher(JointTrajectory, "/arm_controller/joint_trajectory", 10)
+    cartesian = probe.node.create_publisher(PoseStamped, "/cartesian_controller/goal", 10)
+    force = probe.node.create_publisher(WrenchStamped, "/force_controller/setpoint", 10)
     try:
-        wait_until(lambda: arm.get_subscription_count() > 0 and goals.get_subscription_count() > 0, 10,
+        wait_until(lambda: all(p.get_subscription_count() > 0 for p in (arm, goals, cartesian, force)), 10,
                    "the command subscriptions")
         start = time.monotonic()
         arm.publish(Float64MultiArray(data=[0.0, 0.0, 0.0]))                       # wrong length
@@ -362,6 +365,18 @@ def test_malformed_commands_are_reported_and_survived(graph, probe):
         report = probe.wait_for(lambda: [s for s in probe.statuses("controller: goals", start)
                                          if s.level == DiagnosticStatus.ERROR], 5, "the unknown joint reported")
         assert "head_pan" in report[0].message
+        # a Cartesian goal in a frame the model lacks and a NaN force setpoint (issue 12): ERROR, nothing changes
+        start = time.monotonic()
+        cartesian.publish(PoseStamped(header=Header(frame_id="target/no_such_frame")))
+        force.publish(WrenchStamped(wrench=Wrench(force=Vector3(x=math.nan))))
+        def errors():
+            return " | ".join(s.message for s in probe.statuses("controller: contact goals", start)
+                              if s.level == DiagnosticStatus.ERROR)
+        probe.wait_for(lambda: "force_controller/setpoint.wrench.force" in errors()
+                       and "cartesian_controller/goal.header.frame_id" in errors(), 5,
+                       "the bad Cartesian goal and force setpoint reported")
+        assert "no_such_frame" in errors()
+        assert probe.statuses("controller: cartesian")[-1].message.startswith("inactive")
         # and both nodes carry on: simulated time advances and the controller still controls
         before = sim_time(probe)
         time.sleep(1.0)
@@ -370,6 +385,8 @@ def test_malformed_commands_are_reported_and_survived(graph, probe):
     finally:
         probe.node.destroy_publisher(arm)
         probe.node.destroy_publisher(goals)
+        probe.node.destroy_publisher(cartesian)
+        probe.node.destroy_publisher(force)
 
 
 # ---- the trajectory against the standalone runtime ------------------------------------------------------
