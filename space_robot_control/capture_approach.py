@@ -63,6 +63,9 @@ class CapturePlan:
     close_at: float
     contact_at: float
     ik_error: float
+    approach_at: float = 0.0                 # s from the trajectory start: the standoff is left
+    # the hand's pose at contact in the fixture frame (eq. 1 with s = 0): translation (m), quaternion x, y, z, w
+    contact_in_fixture: tuple = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
 
 
 def _smooth(x: float) -> float:
@@ -188,7 +191,9 @@ class CaptureApproachPlanner:
         accelerations = (positions[2:] - 2.0 * positions[1:-1] + positions[:-2]) / (h * h)
         points = tuple((float(t), tuple(p), tuple(v), tuple(a))
                        for t, p, v, a in zip(knots, positions[1:-1], velocities, accelerations))
-        return CapturePlan(tuple(self.system.arm_joints), points, float(close), float(contact), worst)
+        contact_pose = (tuple(np.zeros(3)), tuple(float(x) for x in pin.Quaternion(roll).coeffs()))
+        return CapturePlan(tuple(self.system.arm_joints), points, float(close), float(contact), worst,
+                           float(approach_start), contact_pose)
 
     def _relative_rotation(self, q0: np.ndarray, fixture: pin.SE3) -> np.ndarray:
         """R_rel of eq. (1): the approach axis into the fixture (along -a_fix), the hand's roll about it that of

@@ -10,7 +10,7 @@ from space_robot_control.capture_approach import CaptureApproachPlanner
 from space_robot_dynamics.errors import ConfigError
 from space_robot_dynamics.model.system_model import SystemModel
 
-from .scenario import GripperGoal, Scenario, TrajectoryGoal
+from .scenario import CartesianGoal, GripperGoal, Scenario, TrajectoryGoal
 from .scenario_player_core import START_DELAY
 
 # m or rad: a knot's inverse kinematics left a larger 6D error only when the pose is out of the arm's reach
@@ -32,6 +32,17 @@ def with_capture_plan(scenario: Scenario, system: SystemModel) -> Scenario:
         raise ConfigError("goals.capture", f"the fixture is out of the arm's reach along the planned approach (pose "
                                            f"error {plan.ik_error:.3g} m/rad left); change the timing or the initial "
                                            "state", scenario.source)
-    trajectory = TrajectoryGoal(goal.publish_at, plan.joint_names, plan.points)
-    gripper = tuple(sorted(scenario.gripper_goals + (GripperGoal(start + plan.close_at, True),), key=lambda g: g.at))
-    return replace(scenario, trajectory_goal=trajectory, gripper_goals=gripper)
+    if goal.approach == "cartesian":
+        # the trajectory takes the hand to the standoff and follows there; then the Cartesian controller (generalized
+        # Jacobian, the controller's cartesian_approach mode) takes it in on a goal fixed to the fixture
+        points = tuple(p for p in plan.points if p[0] <= plan.approach_at + 1e-9)
+        position, xyzw = plan.contact_in_fixture
+        fixture = system.model.frames[system.grasp.target_frame].name
+        cartesian = (CartesianGoal(start + plan.approach_at, fixture, position, xyzw),)
+        close_at = start + plan.approach_at + goal.cartesian_time
+    else:
+        points, cartesian, close_at = plan.points, (), start + plan.close_at
+    trajectory = TrajectoryGoal(goal.publish_at, plan.joint_names, points)
+    gripper = tuple(sorted(scenario.gripper_goals + (GripperGoal(close_at, True),), key=lambda g: g.at))
+    return replace(scenario, trajectory_goal=trajectory, gripper_goals=gripper,
+                   cartesian_goals=tuple(sorted(scenario.cartesian_goals + cartesian, key=lambda g: g.at)))

@@ -69,14 +69,29 @@ class GripperGoal:
 
 
 @dataclass(frozen=True)
+class CartesianGoal:
+    """A Cartesian goal (geometry_msgs/PoseStamped on the controller's cartesian_goal topic) published at `at` (s):
+    the hand's pose in `frame` (m; unit quaternion x, y, z, w)."""
+
+    at: float
+    frame: str
+    position: tuple
+    orientation_xyzw: tuple
+
+
+@dataclass(frozen=True)
 class CaptureGoal:
     """The approach and grasp of the target's fixture (space_robot_control.capture_approach.CaptureTiming), its
     trajectory published at `publish_at` (s); seed_positions: the arm angles (arm_joints order) the inverse
-    kinematics of the pre-grasp pose starts from (None: the initial pose), which picks the arm's configuration."""
+    kinematics of the pre-grasp pose starts from (None: the initial pose), which picks the arm's configuration.
+    approach: "joint" (the trajectory goes in to contact) or "cartesian" (the trajectory ends at the standoff, then
+    a Cartesian goal on the fixture takes the hand in; the gripper closes `cartesian_time` s later)."""
 
     publish_at: float
     timing: object
     seed_positions: tuple | None = None
+    approach: str = "joint"
+    cartesian_time: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -177,6 +192,7 @@ class Scenario:
     given_overrides: tuple = ()     # the overrides read_scenario was given (--set, ROS parameter), as given
     capture_goal: CaptureGoal | None = None
     gripper_goals: tuple = ()       # GripperGoal, by time
+    cartesian_goals: tuple = ()     # CartesianGoal, by time (a capture's Cartesian approach)
 
     def initial_state(self, system: SystemModel) -> tuple[np.ndarray, np.ndarray]:
         """(q0, v0) for `system` from the scenario's initial_state section (validated against the model)."""
@@ -423,7 +439,9 @@ def _capture_goal(goals: ConfigReader) -> CaptureGoal:
         sample_period=cp.number("sample_period", 0.1, exclusive_minimum=0.0),
     )
     seed = tuple(cp.vector("seed_positions")) if cp.raw("seed_positions", None) is not None else None
-    goal = CaptureGoal(cp.number("publish_at", 0.0, minimum=0.0), timing, seed)
+    approach = cp.string("approach", "joint", choices=("joint", "cartesian"))
+    cartesian_time = cp.number("cartesian_time", exclusive_minimum=0.0) if approach == "cartesian" else 0.0
+    goal = CaptureGoal(cp.number("publish_at", 0.0, minimum=0.0), timing, seed, approach, cartesian_time)
     cp.reject_unknown()
     return goal
 

@@ -8,6 +8,8 @@ open-loop torque profile, if it has one, in place of a controller.
 - attitude_controller/setpoint (geometry_msgs/QuaternionStamped, frame world);
 - gripper_controller/command (std_msgs/Bool: true close, false open) at each gripper goal's time (a capture's
   closing among them, capture_goals.py);
+- cartesian_controller/goal (geometry_msgs/PoseStamped) at each Cartesian goal's time (a capture's Cartesian
+  approach, capture_goals.py);
 - arm_effort_controller/commands (std_msgs/Float64MultiArray, the model's arm_joints order) at the profile's
   rate: each command is the profile's torque at the middle of its period (scenario.TorqueProfile), zero
   outside [start, stop).
@@ -43,10 +45,11 @@ class ScenarioPlayerCore(NodeCore):
 
     def __init__(self, types: MessageTypes, trajectory: TrajectoryGoal | None, attitude: AttitudeGoal | None,
                  topics: ControllerNodeConfig, period: float, torque_profile: TorqueProfile | None = None,
-                 arm_joints: tuple = (), gripper_goals: tuple = ()):
+                 arm_joints: tuple = (), gripper_goals: tuple = (), cartesian_goals: tuple = ()):
         super().__init__(types)
         self.trajectory, self.attitude, self.topics = trajectory, attitude, topics
         self.gripper_goals = tuple(gripper_goals)
+        self.cartesian_goals = tuple(cartesian_goals)
         self.sent: set[str] = set()
         self._next_at = self._next_goal_time()
         if trajectory is not None:
@@ -55,7 +58,9 @@ class ScenarioPlayerCore(NodeCore):
             self.add_publication(topics.attitude_setpoint, cv.QUATERNION_STAMPED)
         if self.gripper_goals:
             self.add_publication(topics.gripper_command, cv.BOOL)
-        if trajectory is not None or attitude is not None or self.gripper_goals:
+        if self.cartesian_goals:
+            self.add_publication(topics.cartesian_goal, cv.POSE_STAMPED)
+        if trajectory is not None or attitude is not None or self.gripper_goals or self.cartesian_goals:
             self.add_timer("goals", period, self.play, COMMAND, ("scenario", "simulation.dt"))
         self.torque_profile = torque_profile
         if torque_profile is not None:
@@ -99,6 +104,12 @@ class ScenarioPlayerCore(NodeCore):
             if key not in self.sent and now >= gripper.at - _TIME_SLACK and self.wanted(self.topics.gripper_command):
                 self.publish(self.topics.gripper_command, cv.boolean(self.types, gripper.close))
                 self.sent.add(key)
+        for k, cartesian in enumerate(self.cartesian_goals):
+            key = f"cartesian{k}"
+            if key not in self.sent and now >= cartesian.at - _TIME_SLACK and self.wanted(self.topics.cartesian_goal):
+                self.publish(self.topics.cartesian_goal, cv.pose_stamped(
+                    self.types, now, cartesian.frame, cartesian.position, cartesian.orientation_xyzw))
+                self.sent.add(key)
         self._next_at = self._next_goal_time()
 
     def _next_goal_time(self) -> float:
@@ -107,8 +118,10 @@ class ScenarioPlayerCore(NodeCore):
                                                                  ("trajectory", self.trajectory))
                  if goal is not None and key not in self.sent]
         times += [g.at - _TIME_SLACK for k, g in enumerate(self.gripper_goals) if f"gripper{k}" not in self.sent]
+        times += [g.at - _TIME_SLACK for k, g in enumerate(self.cartesian_goals) if f"cartesian{k}" not in self.sent]
         return min(times, default=float("inf"))
 
     @property
     def done(self) -> bool:
-        return len(self.sent) == (self.trajectory is not None) + (self.attitude is not None) + len(self.gripper_goals)
+        return len(self.sent) == (self.trajectory is not None) + (self.attitude is not None) + len(self.gripper_goals) \
+            + len(self.cartesian_goals)

@@ -98,7 +98,7 @@ class SimulationRun:
         self.player = self.graph.add(ScenarioPlayerCore(self.types, scenario.trajectory_goal, scenario.attitude_goal,
                                                         nodes.controller, scenario.simulation.dt,
                                                         scenario.torque_profile, self.system.arm_joints,
-                                                        scenario.gripper_goals))
+                                                        scenario.gripper_goals, scenario.cartesian_goals))
         self.servicer_controller = self.controller = None
         if scenario.controller is not None:
             self.servicer_controller = ServicerController(self.system, scenario.controller)

@@ -45,6 +45,9 @@ def test_capture_runs_and_meets_its_requirements(capture_run):
     assert recorded["grasp/wrench"]["type"] == "geometry_msgs/msg/WrenchStamped"
     assert recorded["grasp/wrench"]["recorded"]
     assert recorded["grasp/state"]["recorded"] and recorded["grasp/events"]["recorded"] == 1
+    # the approach from the standoff in is the controller's Cartesian mode: one goal on the fixture
+    assert recorded["cartesian_controller/goal"]["type"] == "geometry_msgs/msg/PoseStamped"
+    assert recorded["cartesian_controller/goal"]["recorded"] == 1
 
 
 def test_capture_summary_figures(capture_run):
@@ -52,8 +55,9 @@ def test_capture_summary_figures(capture_run):
     assert all(key in s for key in CAPTURE_KEYS)
     assert s["grasped"] is True
     controller = load_scenario("capture").controller.capture
-    # the trajectory closes the gripper at ~9.85 s (0.5 s publish + 0.5 s start delay + 6 + 1 + 2 + 0.3 s)
-    assert 9.0 < s["grasp_time_s"] < 11.0
+    # the gripper closes at 11.55 s (0.5 s publish + 0.05 s start delay + 6 s reach + 1 s follow + 4 s of the
+    # Cartesian approach): within the capture envelope then, the grasp is at the first step
+    assert 11.5 < s["grasp_time_s"] < 11.6
     assert 0.0 <= s["momentum_change_across_grasp"] < 1e-12
     assert 0.0 < s["detumble_time_s"] < 60.0
     assert 0.0 < s["peak_grasp_force_n"] <= controller.force_limit
@@ -81,6 +85,8 @@ def _written(tmp_path: Path, old: str, new: str) -> Path:
     ("  capture:                          #", "  gripper: [{at: 1.0, close: maybe}]\n  capture:  #",
      "goals.gripper[0].close", ""),
     ("  detumble_rate: 1.0e-3\n", "  detumble_rate: -1.0e-3\n", "evaluation.detumble_rate", "must be > 0"),
+    ("    approach: cartesian\n", "    approach: visual\n", "goals.capture.approach", "must be one of"),
+    ("    cartesian_time: 4.0", "    cartesian_time: 0.0", "goals.capture.cartesian_time", "must be > 0"),
 ])
 def test_bad_capture_goals_are_named_at_load(tmp_path, old, new, field, problem):
     with pytest.raises(ConfigError) as info:

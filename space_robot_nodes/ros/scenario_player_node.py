@@ -22,7 +22,7 @@ def build(node, types):
         scenario = with_capture_plan(scenario, SystemModel(scenario.model))
     return ScenarioPlayerCore(types, scenario.trajectory_goal, scenario.attitude_goal, scenario.nodes.controller,
                               CHECK_PERIOD, scenario.torque_profile, scenario.model.arm_joints,
-                              scenario.gripper_goals), None
+                              scenario.gripper_goals, scenario.cartesian_goals), None
 
 
 def main(args=None) -> int:
