@@ -10,6 +10,7 @@ before the switch to the joined model, and the loop drift below 1e-9 m / rad (Ba
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from space_robot_dynamics.errors import ConfigError
 from space_robot_nodes.scenario import load_scenario
 from space_robot_runtime.cli import sim_main
 from space_robot_runtime.run_plots import CAPTURE_PLOT_NAMES, PLOT_NAMES
+from space_robot_runtime.run_summary import RunStatus, _requirements
 
 CAPTURE_KEYS = ("grasped", "grasp_time_s", "momentum_change_across_grasp", "detumble_time_s", "peak_grasp_force_n",
                 "peak_grasp_torque_nm")
@@ -67,6 +69,20 @@ def test_capture_summary_figures(capture_run):
     assert capture["max_drift_position_m"] < 1e-9 and capture["max_drift_angle_rad"] < 1e-9
     assert capture["impact_energy_loss_J"] > 0.0 and not capture["released"]
     assert 0.0 < capture["max_wheel_momentum_Nms"]
+    # holding the target, the arm ends where the detumble takes it: an error against the approach's trajectory
+    # goal would be a figure without meaning, so there is none, and the notes say why
+    assert s["final_goal_error_rad"] is None and s["final_goal_error_per_joint_rad"] is None
+    assert any(note.startswith("final goal error: none (the arm holds the target") for note in s["notes"])
+
+
+def test_a_tracking_requirement_on_a_held_target_is_not_evaluated_and_says_why(capture_run):
+    _code, _out, s = capture_run
+    requirements = dataclasses.replace(load_scenario("capture").evaluation.requirements, final_tracking_error=0.01)
+    check = _requirements(s, requirements, RunStatus(requested_duration=80.0, simulated_time=80.0), 6.55)
+    tracking = check["final_tracking_error"]
+    assert tracking["met"] is None and tracking["value"] is None
+    held = f"the arm holds the target from the grasp at {s['grasp_time_s']:.3f} s on"
+    assert tracking["not_evaluated_because"] == held
 
 
 def _written(tmp_path: Path, old: str, new: str) -> Path:
