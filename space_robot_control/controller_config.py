@@ -67,11 +67,16 @@ class VibrationSuppressionConfig:
 class CaptureConfig:
     """After a grasp (docs/contact.md sec. 8): the grasp wrench (N, N m) the arm's commands are scaled to stay
     below, predicted on the joined model (grasp_wrench_limit.py); the bus rate (rad/s) below which the wheels'
-    rate damping of the joined stack ends and its attitude is held."""
+    rate damping of the joined stack ends and its attitude is held. The overload watch (CaptureMode): the time (s)
+    the arm may stay at an effort limit while holding before the controller asks for the gripper to open (None:
+    never), and the factor on the wrench limits beyond which a measured grasp wrench, while at an effort limit,
+    asks for it at once (None: never)."""
 
     force_limit: float = 20.0
     torque_limit: float = 10.0
     detumble_rate: float = 1.0e-3
+    overload_release_time: float | None = 0.5
+    overload_wrench_factor: float | None = 1.5
 
 
 @dataclass(frozen=True)
@@ -151,7 +156,9 @@ def read_controller_config(reader: ConfigReader) -> ControllerConfig:
     cp = reader.sub("capture", {})
     capture = CaptureConfig(force_limit=cp.number("grasp_force_limit", 20.0, exclusive_minimum=0.0),
                             torque_limit=cp.number("grasp_torque_limit", 10.0, exclusive_minimum=0.0),
-                            detumble_rate=cp.number("detumble_rate", 1.0e-3, exclusive_minimum=0.0))
+                            detumble_rate=cp.number("detumble_rate", 1.0e-3, exclusive_minimum=0.0),
+                            overload_release_time=_optional_positive(cp, "overload_release_time", 0.5),
+                            overload_wrench_factor=_optional_positive(cp, "overload_wrench_factor", 1.5, 1.0))
     cp.reject_unknown()
     cartesian = read_cartesian_approach_settings(reader.sub("cartesian_approach")) \
         if reader.has("cartesian_approach") else None
@@ -163,6 +170,11 @@ def read_controller_config(reader: ConfigReader) -> ControllerConfig:
 def load_controller_config(path: str | Path) -> ControllerConfig:
     """Read and validate a controller YAML file (a relative path is looked up in the package share)."""
     return read_controller_config(load_config_file(path))
+
+
+def _optional_positive(reader: ConfigReader, key: str, default: float, minimum: float = 0.0) -> float | None:
+    """A number > minimum, or null (None: the feature is off)."""
+    return None if reader.raw(key, default) is None else reader.number(key, default, exclusive_minimum=minimum)
 
 
 def _positive_map(reader: ConfigReader, key: str) -> dict:

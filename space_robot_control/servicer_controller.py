@@ -348,7 +348,8 @@ class ServicerController:
         cap = self.config.capture
         limiter = GraspWrenchLimiter(self.dynamics, self._wheel_v if self.attitude is not None else (), hand,
                                      inertia, ee_placement, cap.force_limit, cap.torque_limit)
-        self.capture = CaptureMode(t, limiter, self.attitude is not None, cap.detumble_rate)
+        self.capture = CaptureMode(t, limiter, self.attitude is not None, cap.detumble_rate,
+                                   cap.overload_release_time, cap.overload_wrench_factor)
         self._follower.hold(q_r[self._arm_q])
         self._first = False
 
@@ -493,6 +494,8 @@ class ServicerController:
         if not (all_finite(arm_torque) and all_finite(wheel_torque)):
             raise CommandError("state", "the control law gives non-finite torques at this state (overflow from "
                                         "absurd rates?); no command computed")
+        if capture is not None and self.tracking:
+            capture.note_effort(t, arm_torque != demanded)
         return ControlOutput(arm_torque, wheel_torque, reference, self.tracking, active, angle, demanded,
                              torque_sat, speed_sat)
 
@@ -512,12 +515,50 @@ class CaptureMode:
     `detumble_rate` rad/s: the stack turns as one body then, with what the wheels have not taken of its momentum)."""
 
     def __init__(self, grasp_time: float, limiter: GraspWrenchLimiter | None, rate_damping: bool,
-                 detumble_rate: float):
+                 detumble_rate: float, overload_release_time: float | None = None,
+                 overload_wrench_factor: float | None = None):
         self.grasp_time = grasp_time
         self.limiter = limiter
         self.rate_damping = rate_damping
         self.detumble_rate = detumble_rate
         self.rate_damping_ended: float | None = None     # set by the joined controller's update (s)
+        self.overload_release_time = overload_release_time
+        self.overload_wrench_factor = overload_wrench_factor
+        self.overload_since: float | None = None          # s: since when the arm has been at an effort limit
+        self.overloaded_joints = np.zeros(0, dtype=bool)  # per arm joint (output order): at its limit now
+        self.release_requested_at: float | None = None    # s: when the overload watch asked for the gripper to open
+        self.release_reason = ""
+
+    def note_effort(self, t: float, clipped: np.ndarray) -> None:
+        """Overload watch (docs/contact.md sec. 8), effort part: `clipped` per arm joint, the torque the law asks for
+        is beyond the effort limit at time t (s). While a joint is clipped the computed torque no longer holds the
+        arm and the stack may swing it about (a target the arm cannot hold: the stack's internal loads exceed a
+        joint's limit). Once that has lasted overload_release_time, a release is requested (once)."""
+        self.overloaded_joints = clipped
+        if not clipped.any():
+            self.overload_since = None
+            return
+        if self.overload_since is None:
+            self.overload_since = t
+        if self.release_requested_at is None and self.overload_release_time is not None and \
+                t - self.overload_since >= self.overload_release_time - 1e-9:
+            self._request_release(t, f"at their effort limits for {self.overload_release_time} s "
+                                     "(capture.overload_release_time)")
+
+    def note_wrench(self, t: float, force: float, torque: float) -> None:
+        """Overload watch, wrench part: the grasp wrench measured at time t (|force| N, |torque| N m). At an effort
+        limit, a wrench beyond overload_wrench_factor times the limiter's limits means the arm has lost the stack:
+        a release is requested at once (a transient clip while the wrench stays within them is left to
+        note_effort's time)."""
+        factor, limiter = self.overload_wrench_factor, self.limiter
+        if self.overload_since is None or self.release_requested_at is not None or factor is None or limiter is None:
+            return
+        if force > factor * limiter.force_limit or torque > factor * limiter.torque_limit:
+            self._request_release(t, f"at their effort limits with a grasp wrench of {force:.3g} N / {torque:.3g} "
+                                     f"N m, beyond {factor:g}x the limits (capture.overload_wrench_factor)")
+
+    def _request_release(self, t: float, reason: str) -> None:
+        self.release_requested_at, self.release_reason = t, reason
 
     def damp_rate(self, t: float, attitude: AttitudeController, bus_orientation: np.ndarray, bus_rate: np.ndarray,
                   arm_rates: np.ndarray) -> None:

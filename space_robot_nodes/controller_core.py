@@ -29,6 +29,8 @@ torque (dynamics node, Intera), and the controller reports it.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from space_robot_control.cartesian_approach import CartesianApproachController, CartesianOutput
@@ -90,6 +92,8 @@ class ControllerCore(NodeCore):
             self.add_publication(config.gripper_output, cv.BOOL)
             self.add_subscription(config.grasp_state, cv.FLOAT64_MULTI_ARRAY, self.on_grasp_state, latest_only=True)
         self._grasp_holding = False            # what grasp/state last said
+        self._grasp_wrench: tuple[float, float] | None = None     # (N, N m) measured, from grasp/state
+        self.overload_release: tuple[float, list[str]] | None = None   # (s, joints): the controller let go
         self._grasp_pending: bool | None = None     # a change to apply at the next control update (needs a state)
         self.gripper_commands = 0
         # Cartesian approach: a mode when the configuration has one and the model its end effector and wheels
@@ -119,8 +123,9 @@ class ControllerCore(NodeCore):
     def _cartesian_controller(self, controller: ServicerController) -> CartesianApproachController | None:
         settings = controller.config.cartesian_approach
         system = self.system
+        # (a flexible arm: the resolved-rate law's rigid joint torques do not converge through its springs)
         if settings is None or not controller.wheel_joints or not system.model.existFrame(settings.end_effector) \
-                or settings.bus_subtree not in system.subtree_names():
+                or settings.bus_subtree not in system.subtree_names() or system.flexibility is not None:
             return None
         cartesian = CartesianApproachController(system, settings)
         # its torques come in the model's joint orders; the commands go out in the controller's
@@ -196,10 +201,14 @@ class ControllerCore(NodeCore):
 
     def on_grasp_state(self, msg) -> None:
         try:
-            holding = read_grasp_state(msg, self.config.grasp_state)["holding"] > 0.5
+            state = read_grasp_state(msg, self.config.grasp_state)
         except CommandError as exc:
             self._state_error(str(exc))
             return
+        holding = state["holding"] > 0.5
+        # the grasp wrench now (its parts, constraint_wrench.py): the overload watch's measured wrench
+        self._grasp_wrench = (math.hypot(state["axial_force_n"], state["shear_force_n"]),
+                              math.hypot(state["twist_torque_nm"], state["bending_torque_nm"]))
         if holding != self._grasp_holding:
             self._grasp_holding = holding
             self._grasp_pending = holding
@@ -238,6 +247,21 @@ class ControllerCore(NodeCore):
             self._apply_trajectory(msg)
         if self.trajectory_action.active:      # a FollowJointTrajectory goal: feedback, tolerances, result
             self.trajectory_action.on_control(now, self.state.q, self.state.v)
+        mode = self.controller.capture_mode
+        if mode is not None and self._grasp_wrench is not None:
+            mode.note_wrench(now, *self._grasp_wrench)
+        if mode is not None and mode.release_requested_at is not None and self.overload_release is None:
+            self._release_on_overload(now, mode)
+
+    def _release_on_overload(self, now: float, mode) -> None:
+        """The arm has been at an effort limit for capture.overload_release_time while holding: it no longer holds
+        the stack, which would swing it about. Open the gripper (the dynamics node releases; grasp/state then
+        switches this controller back to the free servicer) and say so as an ERROR."""
+        joints = [n for n, c in zip(self.controller.arm_joints, mode.overloaded_joints) if c]
+        self.overload_release = (now, joints)
+        self.publish(self.config.gripper_output, cv.boolean(self.types, False))
+        self._goal_event(cv.ERROR, f"released the target at {now:.3f} s: the arm could not hold it ({joints} "
+                                   f"{mode.release_reason})")
 
     def _apply_grasp(self, now: float) -> None:
         """The grasp closed or opened: the controller computes with the joined system or the free one from now on
@@ -319,7 +343,14 @@ class ControllerCore(NodeCore):
         rate damping."""
         mode = self.controller.capture_mode
         values = [("holding", mode is not None), ("gripper_commands", self.gripper_commands)]
+        if self.overload_release is not None:
+            values += [("released_on_overload_s", self.overload_release[0])]
         if mode is None:
+            if self.overload_release is not None:
+                when, joints = self.overload_release
+                return cv.diagnostic_status(self.types, cv.ERROR, f"{self.name}: capture",
+                                            f"free: released the target at {when:.3f} s, the arm could not hold "
+                                            f"it ({joints} at their effort limits)", self.name, values)
             return cv.diagnostic_status(self.types, cv.OK, f"{self.name}: capture", "free (no grasp)", self.name,
                                         values)
         values += [("grasp_time_s", mode.grasp_time), ("rate_damping", mode.rate_damping),
@@ -331,14 +362,25 @@ class ControllerCore(NodeCore):
                        ("predicted_grasp_torque_nm", float(np.linalg.norm(predicted[3:])))]
         message = "holding the target: " + ("damping the stack's rotation" if mode.rate_damping else
                                             "holding the stack's attitude")
-        return cv.diagnostic_status(self.types, cv.OK, f"{self.name}: capture", message, self.name, values)
+        level = cv.OK
+        if mode.overload_since is not None:
+            joints = [n for n, c in zip(self.controller.arm_joints, mode.overloaded_joints) if c]
+            level, message = cv.ERROR, message + f"; the arm cannot hold it: {joints} at their effort limits since " \
+                                                 f"{mode.overload_since:.3f} s"
+        elif mode.limiter is not None and mode.limiter.scale_applied == 0.0 and (
+                np.linalg.norm(mode.limiter.predicted[:3]) > mode.limiter.force_limit
+                or np.linalg.norm(mode.limiter.predicted[3:]) > mode.limiter.torque_limit):
+            level, message = cv.WARN, message + "; the stack's motion alone loads the fixture beyond the grasp " \
+                                                "wrench limit (arm accelerations scaled to 0)"
+        return cv.diagnostic_status(self.types, level, f"{self.name}: capture", message, self.name, values)
 
     def _cartesian_status(self):
         """`controller: cartesian`: the mode, and while it runs the pose error and the dynamic-singularity measure
         (sigma_min of the length-scaled generalized Jacobian; WARN while damped least squares is damping)."""
         if self.cartesian is None:
             return cv.diagnostic_status(self.types, cv.OK, f"{self.name}: cartesian",
-                                        "no Cartesian mode (model or configuration)", self.name, [])
+                                        "no Cartesian mode (configuration, or a model without wheels, its end "
+                                        "effector or a rigid arm)", self.name, [])
         out = self.cartesian_output
         if not self.cartesian_active or out is None:
             return cv.diagnostic_status(self.types, cv.OK, f"{self.name}: cartesian", "inactive (joint space)",

@@ -185,7 +185,9 @@ def _report(result) -> None:
         print(f"  grasped {s['grasped']} at {_figure(s['grasp_time_s'], 's')}, momentum change across the grasp "
               f"{_figure(s['momentum_change_across_grasp'], '(relative)')}, detumbled after "
               f"{_figure(s['detumble_time_s'], 's')}, peak grasp wrench {_figure(s['peak_grasp_force_n'], 'N')} / "
-              f"{_figure(s['peak_grasp_torque_nm'], 'N m')}")
+              f"{_figure(s['peak_grasp_torque_nm'], 'N m')}"
+              + (f", released at {_figure(s['capture']['release_time_s'], 's')}"
+                 if s["capture"].get("release_time_s") is not None else ""))
     print(f"  bag {result.bag}\n  summary {result.out / 'summary.json'}")
     for path in result.plots:
         print(f"  plot {path}")

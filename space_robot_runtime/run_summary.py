@@ -240,6 +240,10 @@ def capture_figures(trace: RunTrace, detumble_rate: float, wheel_spin_inertia: n
         "max_drift_position_m": float(entry["drift_position_m"].max()),
         "max_drift_angle_rad": float(entry["drift_angle_rad"].max()),
         "released": bool(np.any(holding[first:] < 0.5)),
+        # s: the first recorded instant the grasp no longer holds (a gripper opened, e.g. by the controller's
+        # overload release: diagnostics say why); null while it holds to the end
+        "release_time_s": float(t[first + np.argmax(holding[first:] < 0.5)]) if np.any(holding[first:] < 0.5)
+        else None,
     })
     out["capture"] = section
     return out

@@ -3,6 +3,7 @@ file alone) or before any run (against the scenario: keys, values, figures)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from campaign_files import write_campaign
@@ -12,13 +13,22 @@ from space_robot_campaign.campaign_config import load_campaign
 from space_robot_dynamics.errors import ConfigError
 
 
-def test_the_shipped_campaign_loads_and_checks_against_its_scenario():
-    campaign = load_campaign("pregrasp_robustness")
-    assert campaign.total_runs == 5 * 10 and campaign.grid_points == 5 and campaign.cases == 1
-    assert campaign.scenario_argument == "servicer_pregrasp"
+@pytest.mark.parametrize("name, runs, grid, scenario", [
+    ("pregrasp_robustness", 5 * 10, 5, "servicer_pregrasp"),
+    ("capture_robustness", 4 * 6, 4, "capture"),
+])
+def test_the_shipped_campaigns_load_and_check_against_their_scenarios(name, runs, grid, scenario):
+    campaign = load_campaign(name)
+    assert campaign.total_runs == runs and campaign.grid_points == grid and campaign.cases == 1
+    assert campaign.scenario_argument == scenario
     assert [p.name for p in campaign.random_parameters][:2] == ["tumble_axis", "target_mass_scale"]
     json.dumps(campaign.identity(), allow_nan=False)            # strict JSON, stored for --resume
     check_against_scenario(campaign)
+
+
+def test_every_shipped_campaign_is_checked_above():
+    shipped = sorted(path.stem for path in Path("config/campaigns").glob("*.yaml"))
+    assert shipped == ["capture_robustness", "pregrasp_robustness"]
 
 
 def test_a_small_campaign_and_its_defaults(tmp_path):

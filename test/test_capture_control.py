@@ -16,7 +16,7 @@ from grasp_states import drifting, fixture_at_hand, tumbling_together
 
 from space_robot_control import ServicerController, load_controller_config
 from space_robot_dynamics import build_model
-from space_robot_dynamics.errors import CommandError
+from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.simulation.simulator import SimulationSettings, Simulator
 
 
@@ -130,3 +130,73 @@ def test_flexible_servicer_holds_with_its_motor_loop(config):
     state = sim.contact_state()
     assert state.holding and state.peak_force < 10.0 and state.peak_torque < 5.0
     assert np.abs(sim.state.v[system.arm_v]).max() < 0.1
+
+
+def test_overload_watch_requests_a_release_only_after_a_continuous_overload():
+    """CaptureMode.note_effort (docs/contact.md sec. 8): a release is asked for once an effort limit has been hit in
+    every control period for overload_release_time; a period without a clip restarts the count; None never asks."""
+    from space_robot_control.servicer_controller import CaptureMode
+
+    clipped, free = np.array([False, True, False]), np.zeros(3, dtype=bool)
+    mode = CaptureMode(10.0, None, True, 1e-3, overload_release_time=0.5)
+    dt = 1e-3
+    for k in range(400):                              # 0.4 s of clipping, then one free period
+        mode.note_effort(10.0 + k * dt, clipped)
+    assert mode.overload_since == 10.0 and mode.release_requested_at is None
+    mode.note_effort(10.4, free)
+    assert mode.overload_since is None and not mode.overloaded_joints.any()
+    for k in range(501):                              # 0.5 s from 10.401 s
+        mode.note_effort(10.401 + k * dt, clipped)
+    assert mode.release_requested_at == pytest.approx(10.901)
+    mode.note_effort(11.5, clipped)                   # asked for once
+    assert mode.release_requested_at == pytest.approx(10.901)
+    never = CaptureMode(10.0, None, True, 1e-3, overload_release_time=None)
+    for k in range(5000):
+        never.note_effort(10.0 + k * dt, clipped)
+    assert never.release_requested_at is None and never.overload_since == 10.0
+
+
+def test_overload_watch_releases_at_once_when_the_wrench_runs_away_at_an_effort_limit():
+    """CaptureMode.note_wrench: beyond overload_wrench_factor x the limits while a joint clips, a release is asked for
+    at once; the same wrench without a clip, or a clip with the wrench within the factor, asks for nothing."""
+    from types import SimpleNamespace
+
+    from space_robot_control.servicer_controller import CaptureMode
+
+    limiter = SimpleNamespace(force_limit=20.0, torque_limit=10.0)
+    clipped, free = np.array([True, False]), np.zeros(2, dtype=bool)
+    mode = CaptureMode(10.0, limiter, True, 1e-3, overload_release_time=0.5, overload_wrench_factor=1.5)
+    mode.note_effort(10.001, free)
+    mode.note_wrench(10.001, 100.0, 100.0)             # no clip: the limiter's business, not the watch's
+    mode.note_effort(10.002, clipped)
+    mode.note_wrench(10.002, 29.9, 14.9)               # a clip within 1.5x: wait
+    assert mode.release_requested_at is None
+    mode.note_wrench(10.003, 29.9, 15.1)
+    assert mode.release_requested_at == 10.003 and "15.1 N m" in mode.release_reason
+    off = CaptureMode(10.0, limiter, True, 1e-3, overload_release_time=0.5, overload_wrench_factor=None)
+    off.note_effort(10.001, clipped)
+    off.note_wrench(10.001, 1e6, 1e6)
+    assert off.release_requested_at is None
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("overload_release_time", 0.25, 0.25), ("overload_release_time", None, None),
+    ("overload_release_time", -0.5, "must be > 0"), ("overload_release_time", "soon", "number"),
+    ("overload_wrench_factor", 2.0, 2.0), ("overload_wrench_factor", None, None),
+    ("overload_wrench_factor", 1.0, "must be > 1"), ("overload_wrench_factor", 0.5, "must be > 1"),
+])
+def test_the_overload_settings_are_read_and_checked(key, value, expected):
+    """controller.yaml capture.overload_*: a number in range, or null to switch that part of the watch off."""
+    import yaml
+
+    from space_robot_control.controller_config import read_controller_config
+    from space_robot_dynamics.config_reader import ConfigReader
+
+    raw = yaml.safe_load(open("config/controller.yaml"))
+    raw["capture"][key] = value
+    if isinstance(expected, str):
+        with pytest.raises(ConfigError) as info:
+            read_controller_config(ConfigReader(raw, "controller.yaml"))
+        assert info.value.field.endswith(f"capture.{key}") and expected in info.value.problem
+    else:
+        assert getattr(read_controller_config(ConfigReader(raw, "controller.yaml")).capture, key) == expected

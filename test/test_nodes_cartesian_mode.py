@@ -116,3 +116,18 @@ def test_a_bad_cartesian_goal_is_an_error_and_changes_nothing(servicer_target, s
     assert any(f"{ctl.cartesian_goal}.{field}" in m for m in errors), errors
     assert any(f"{ctl.force_setpoint}.wrench.force" in m for m in errors), errors
     assert np.isfinite(sim.state.q).all()
+
+
+def test_a_flexible_arm_has_no_cartesian_mode_and_says_so(scenario):
+    """The resolved-rate law computes rigid joint torques: on the flexible servicer (elastic joints, flexible links)
+    it does not converge, so the node has no Cartesian mode there and a goal is an ERROR, not a slow failure."""
+    from space_robot_dynamics import build_model
+
+    system = build_model("config/models/servicer_flexible.yaml")
+    core = ControllerCore(TYPES, ServicerController(system, load_controller_config("config/controller.yaml")),
+                          scenario.nodes.controller)
+    assert core.cartesian is None
+    core.on_cartesian_goal(pose_stamped("world", pin.SE3.Identity()))
+    assert not core.cartesian_active and core.contact_goals.rejected == 1
+    level, text = core.contact_goals.events[-1]
+    assert level == cv.ERROR and "no Cartesian mode" in text
