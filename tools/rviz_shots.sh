@@ -11,6 +11,10 @@
 #   SHOTS_AT      seconds after start of the screenshots (default 18,27: with RViz the simulation holds t = 0
 #                 for 10 s after its controller connects (~5 s), then the default arm motion takes 6 s;
 #                 software-rendered RViz needs ~15 s to draw: mid-motion, then at rest)
+#   CAPTURE_SHOTS_AT  the same for the capture scenario (default 30,60: its grasp is at 11.55 s of simulated time,
+#                 ~27 s after start; the first shot shows the hand on the fixture and the grasp wrench, the second
+#                 the detumbling stack)
+#   ONLY          space-separated names to take (scenario names, sawyer_real_arm); default: all
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 shared=$repo/../shared/ros2
@@ -25,9 +29,13 @@ ROS2_WS=$ws bash "$repo/test/ros2/ros2_workspace.sh" true        # colcon build 
 shots=$(mktemp -d)
 trap 'rm -rf "$shots"' EXIT
 share=$ws/install/space_robot/share/space_robot
+wanted() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 take() {  # name, command...
   local name=$1; shift
-  "$shared/rviz_screenshot.sh" --out "$shots" --name "$name" --at "$at" --source "$RVIZ_PREFIX/env.sh" \
+  wanted "$name" || return 0
+  local when=$at
+  [ "$name" != capture ] || when=${CAPTURE_SHOTS_AT:-30,60}
+  "$shared/rviz_screenshot.sh" --out "$shots" --name "$name" --at "$when" --source "$RVIZ_PREFIX/env.sh" \
     --source "$ws/install/local_setup.bash" --domain-id $((150 + RANDOM % 40)) -- "$@"
 }
 for scenario in "$repo"/config/scenarios/*.yaml; do        # every shipped scenario, in its own RViz config
@@ -38,6 +46,7 @@ done
 take sawyer_real_arm bash -c "python '$repo/tools/fake_intera_arm.py' & exec ros2 launch space_robot sawyer.launch.py rviz:=true"
 mkdir -p "$repo/docs/images"
 for png in "$shots"/*.png; do
+  [ -e "$png" ] || continue
   cp "$png" "$repo/docs/images/$(basename "$png")"
   echo "docs/images/$(basename "$png")"
 done
