@@ -10,8 +10,12 @@ simulated time is held (start_delay).
 from __future__ import annotations
 
 import math
+import os
 import signal
+import subprocess
 import time
+import warnings
+from pathlib import Path
 
 import pytest
 from ros2_available import require_ros2
@@ -49,6 +53,32 @@ def node_pid(command: RosCommand) -> int:
     return wait_until(lambda: command.children()[:1], 10, "the node process")[0]
 
 
+def wrapper_or_node_status(command: RosCommand, node: int, timeout: float = 30.0) -> int:
+    """The exit status after a double Ctrl-C: `ros2 run`'s, or its node's when `ros2 run` itself is stuck.
+
+    ros2run.api.run_executable loops on `process.communicate()` and catches KeyboardInterrupt. A second one that lands
+    between Popen's `_waitpid_lock` being acquired and its `with` block starting leaves the lock held (CPython
+    gh-74174, bpo-29988), and the next communicate() waits forever on a child that has ended. Seen once in ~60 CI
+    runs: the node logged "stopped on SIGINT" and was a zombie. That is ROS's wrapper, not the node, so the node's
+    own status is read from the zombie (/proc/<pid>/stat field 52, its wait status). Any other state still fails."""
+    try:
+        return command.process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        fields = Path(f"/proc/{node}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        fields = []
+    stacks = command.stacks()
+    command.kill()
+    if len(fields) > 49 and fields[0] == "Z":      # fields[0] is field 3 (state), so field 52 is fields[49]
+        warnings.warn(f"`ros2 run` did not end after a double Ctrl-C although its node did (CPython gh-74174 in "
+                      f"ros2run); the node's own status is used:\n{stacks}", stacklevel=2)
+        return os.waitstatus_to_exitcode(int(fields[49]))
+    raise AssertionError(f"{' '.join(command.args)} did not end within {timeout} s and its node (pid {node}) is "
+                         f"not a zombie:\n{command.output()[-3000:]}\n{stacks}")
+
+
 def wait_running(command: RosCommand, executable: str) -> None:
     wait_until(lambda: " running" in command.output() or not command.alive(), START_TIMEOUT, f"{executable} to start")
     assert command.alive(), command.output()[-3000:]
@@ -71,7 +101,8 @@ def test_a_node_alone_ends_cleanly_on_sigint_twice_and_sigterm(executable, scena
         commands["SIGINT twice"].signal_group(signal.SIGINT)
         commands["SIGTERM"].signal_process(pids["SIGTERM"], signal.SIGTERM)
         for way, command in commands.items():
-            assert command.wait(30) == 0, (way, command.output()[-3000:])
+            status = command.wait(30) if way != "SIGINT twice" else wrapper_or_node_status(command, pids[way])
+            assert status == 0, (way, command.output()[-3000:])
             assert not tracebacks(command.output()), (way, command.output()[-3000:])
         core = CORES[executable]
         if core is None:
