@@ -37,7 +37,10 @@ class ControlModel:
         if without:
             config = system.config.rigid()
             kept = tuple(s for s in config.subtrees if s.name not in without)
-            self.rigid = SystemModel(replace(config, subtrees=kept, grasp=None, contact_surfaces=()))
+            thrusters = config.base_thrusters if config.base_thrusters is not None and \
+                config.base_thrusters.subtree not in without else None
+            self.rigid = SystemModel(replace(config, subtrees=kept, grasp=None, contact_surfaces=(),
+                                             base_thrusters=thrusters))
         else:
             self.rigid = system if flexibility is None else SystemModel(system.config.rigid())
         if self.identity:

@@ -17,7 +17,11 @@ from .conversions import ERROR, OK, WARN, read_command_vector
 class CommandInput:
     """Float64MultiArray efforts for `joints` (that order), held until `timeout` s without a valid one."""
 
-    def __init__(self, name: str, joints: tuple[str, ...] | list[str], timeout: float):
+    def __init__(self, name: str, joints: tuple[str, ...] | list[str], timeout: float, idle: str = "zero torque",
+                 required: bool = True):
+        # idle: what the actuators do without a command; required: whether having none is worth a WARN (the arm
+        # and wheels need one; thrusters are simply off)
+        self.idle, self.required = idle, required
         self.name = name
         self.joints = tuple(joints)
         self._size = len(self.joints)
@@ -38,10 +42,14 @@ class CommandInput:
         except CommandError as exc:
             self.reject(str(exc))
             return False
+        self.accept(values, now)
+        return True
+
+    def accept(self, values: np.ndarray, now: float) -> None:
+        """A command already checked by its reader (len(joints) floats) is the one to apply from now."""
         self.value = values
         self.received_at = now
         self.accepted += 1
-        return True
 
     def reject(self, reason: str) -> None:
         self.rejected += 1
@@ -76,7 +84,8 @@ class CommandInput:
         if rejected_now:
             return ERROR, f"rejected {rejected_now} command(s), keeping the last valid one: {self.last_error}", values
         if self.received_at is None:
-            return WARN, "no command received yet: zero torque", values
+            return (WARN if self.required else OK), f"no command received yet: {self.idle}", values
         if self.timed_out(now):
-            return ERROR, f"no valid command for {age:.3f} s (timeout {self.timeout} s): zero torque", values
+            return (ERROR if self.required else OK), f"no valid command for {age:.3f} s (timeout {self.timeout} s): " \
+                                                     f"{self.idle}", values
         return OK, "receiving commands", values

@@ -50,23 +50,6 @@ def read_pose_goal(msg, known_frame, world_frame: str, field: str, norm_toleranc
     return frame, position, xyzw / norm
 
 
-def read_wrench_setpoint(msg, contact_frame: str, field: str, force_limit: float, torque_limit: float
-                         ) -> tuple[np.ndarray, np.ndarray]:
-    """(force N, torque N m) of a WrenchStamped in `contact_frame`, within the limits; CommandError otherwise."""
-    frame = msg.header.frame_id
-    if frame not in ("", contact_frame):
-        raise CommandError(f"{field}.header.frame_id", f"must be the contact frame {contact_frame!r}, got {frame!r}")
-    force = _finite(cv.xyz_of(msg.wrench.force), f"{field}.wrench.force")
-    torque = _finite(cv.xyz_of(msg.wrench.torque), f"{field}.wrench.torque")
-    if np.linalg.norm(force) > force_limit:
-        raise CommandError(f"{field}.wrench.force", f"|f| = {np.linalg.norm(force):.6g} N exceeds the limit "
-                                                    f"{force_limit:.6g} N")
-    if np.linalg.norm(torque) > torque_limit:
-        raise CommandError(f"{field}.wrench.torque", f"|t| = {np.linalg.norm(torque):.6g} N m exceeds the limit "
-                                                     f"{torque_limit:.6g} N m")
-    return force, torque
-
-
 @dataclass(frozen=True)
 class ContactGoalSettings:
     """Topics and limits of the inputs (the node's configuration)."""
@@ -127,7 +110,7 @@ class ContactGoalInput:
     def on_force_setpoint(self, msg) -> None:
         s = self.settings
         try:
-            force, torque = read_wrench_setpoint(msg, s.contact_frame, s.force_setpoint, s.force_limit,
+            force, torque = cv.read_wrench_stamped(msg, s.contact_frame, s.force_setpoint, s.force_limit,
                                                  s.torque_limit)
         except SpaceRobotError as exc:
             self._event(False, f"force setpoint rejected, keeping the current one: {exc}")

@@ -165,6 +165,26 @@ def quaternion(types: MessageTypes, xyzw):
                      w=float(xyzw[3]))
 
 
+def read_wrench_stamped(msg, frame: str, field: str, force_limit: float, torque_limit: float
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """(force N, torque N m) of a WrenchStamped in `frame` (an empty frame_id means it), finite and within the
+    limits on their norms; CommandError naming the field otherwise (a force setpoint, a thruster command)."""
+    given = msg.header.frame_id
+    if given not in ("", frame):
+        raise CommandError(f"{field}.header.frame_id", f"must be {frame!r}, got {given!r}")
+    force, torque = xyz_of(msg.wrench.force), xyz_of(msg.wrench.torque)
+    for name, values in (("force", force), ("torque", torque)):
+        if not np.isfinite(values).all():
+            raise CommandError(f"{field}.wrench.{name}", f"non-finite value {values.tolist()}")
+    if np.linalg.norm(force) > force_limit:
+        raise CommandError(f"{field}.wrench.force", f"|f| = {np.linalg.norm(force):.6g} N exceeds the limit "
+                                                    f"{force_limit:.6g} N")
+    if np.linalg.norm(torque) > torque_limit:
+        raise CommandError(f"{field}.wrench.torque", f"|t| = {np.linalg.norm(torque):.6g} N m exceeds the limit "
+                                                     f"{torque_limit:.6g} N m")
+    return force, torque
+
+
 def xyz_of(msg) -> np.ndarray:
     return np.array([msg.x, msg.y, msg.z], dtype=float)
 

@@ -31,7 +31,9 @@ Models with a grasp or contact surfaces (docs/contact.md sec. 10):
 Subscribes to the ros2_control forward-command topics arm_effort_controller/commands and
 reaction_wheel_effort_controller/commands (std_msgs/Float64MultiArray in the model's arm_joints /
 reaction_wheels.joints order), and with a grasp gripper/command (std_msgs/Bool: true close, false open; the
-controller's output).
+controller's output). A model with base thrusters (model/base_thrusters.py) takes base_thrusters/command
+(geometry_msgs/WrenchStamped in the thruster base's link frame: force through its origin, N, and couple, N m,
+within the model's limits), held and timed out like the efforts (thrusters off without a command: OK).
 """
 from __future__ import annotations
 
@@ -55,6 +57,9 @@ from .node_config import DynamicsNodeConfig
 from .node_core import ACTUATE, MONITOR, SENSE, NodeCore
 from .robot_state import BaseKinematics, check_odometry_topics, floating_subtrees
 
+# the base_thrusters input's entries: force (N) and couple (N m) in the base link frame
+THRUST_ENTRIES = ("force_x", "force_y", "force_z", "torque_x", "torque_y", "torque_z")
+
 
 class DynamicsCore(NodeCore):
     name = "dynamics"
@@ -70,6 +75,11 @@ class DynamicsCore(NodeCore):
             raise ConfigError("dynamics.rates.odometry", f"no odometry topic for subtree(s) {unknown}")
         self.arm_input = CommandInput("arm_command", self.system.arm_joints, config.command_timeout)
         self.wheel_input = CommandInput("wheel_command", self.system.wheel_joints, config.command_timeout)
+        # base thrusters (model file `base_thrusters`): a wrench held like the efforts, off after the timeout
+        self.thrusters = self.system.base_thrusters
+        self.thruster_input = CommandInput("base_thrusters", THRUST_ENTRIES, config.command_timeout,
+                                           idle="thrusters off", required=False) if self.thrusters else None
+        self._thrust_applied = np.zeros(len(THRUST_ENTRIES))
         flexibility = self.system.flexibility
         # the tip chains of flexible links (their coordinates follow the modal ones; robot_state_publisher needs them)
         self._tip_joints = list(flexibility.coordinates.dependent_names) if flexibility is not None else []
@@ -141,6 +151,8 @@ class DynamicsCore(NodeCore):
         if self.system.wheel_joints:
             self.add_subscription(config.wheel_command, cv.FLOAT64_MULTI_ARRAY,
                                   lambda msg: self.wheel_input.offer(msg, self.now()))
+        if self.thrusters is not None:
+            self.add_subscription(config.base_thrusters_command, cv.WRENCH_STAMPED, self.on_thruster_command)
         rates = "dynamics.rates"
         # Odometry before joint_states within an instant: a ROS 2 controller runs its update when joint_states
         # arrives (its time source, node_core), by which time the odometry of that instant is there too.
@@ -206,6 +218,8 @@ class DynamicsCore(NodeCore):
         if self.diverged is not None:
             return
         t = self.now()
+        if self.thruster_input is not None:
+            self._apply_thrust(self.thruster_input.active(t))
         try:
             self.sim.step(self.arm_input.active(t), self.wheel_input.active(t) if self.system.wheel_joints else None)
         except SimulationDivergedError as exc:
@@ -216,6 +230,26 @@ class DynamicsCore(NodeCore):
         self.steps += 1
         if self._contacts and self.sim.contact_event_count > self._events_published:
             self.publish_contact_events()
+
+    # ---- base thrusters -------------------------------------------------------------------------
+    def on_thruster_command(self, msg) -> None:
+        """base_thrusters/command: a WrenchStamped in the thruster base's link frame (empty frame_id: that frame),
+        within the model's limits; a bad one is an ERROR diagnostic and the last valid command stays."""
+        limits = self.thrusters.config
+        try:
+            force, torque = cv.read_wrench_stamped(msg, self.thrusters.base_link, self.config.base_thrusters_command,
+                                                 limits.max_force, limits.max_torque)
+        except CommandError as exc:
+            self.thruster_input.reject(str(exc))
+            return
+        self.thruster_input.accept(np.concatenate((force, torque)), self.now())
+
+    def _apply_thrust(self, command: np.ndarray) -> None:
+        """The simulator's thruster wrench set only when the command changes (it is held over the steps)."""
+        if command is self._thrust_applied or np.array_equal(command, self._thrust_applied):
+            return
+        self.sim.command_thrusters(command[:3], command[3:])
+        self._thrust_applied = command
 
     # ---- contacts ------------------------------------------------------------------------------
     def on_gripper_command(self, msg) -> None:
@@ -367,7 +401,8 @@ class DynamicsCore(NodeCore):
     def publish_diagnostics(self, _now: float | None = None) -> None:
         t = self.now()
         statuses = []
-        inputs = [self.arm_input] + ([self.wheel_input] if self.system.wheel_joints else [])
+        inputs = [self.arm_input] + ([self.wheel_input] if self.system.wheel_joints else []) + \
+            ([self.thruster_input] if self.thruster_input is not None else [])
         for command in inputs:
             level, message, values = command.status(t)
             statuses.append(cv.diagnostic_status(self.types, level, f"{self.name}: {command.name}", message,

@@ -85,6 +85,7 @@ class DynamicsNodeConfig:
     grasp_state: str = "grasp/state"
     grasp_events: str = "grasp/events"        # std_msgs/String, transient-local: one message per contact event
     gripper_command: str = "gripper/command"  # std_msgs/Bool from the controller: true close, false open
+    base_thrusters_command: str = "base_thrusters/command"   # geometry_msgs/WrenchStamped, base link frame
 
 
 @dataclass(frozen=True)
@@ -267,6 +268,7 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
                                                                                       "grasp/state"),
         grasp_events=topic(topics, "grasp_events", "grasp/events"),
         gripper_command=topic(topics, "gripper_command", "gripper/command"),
+        base_thrusters_command=topic(topics, "base_thrusters_command", "base_thrusters/command"),
     )
     for sub in (rates, topics, dyn):
         sub.reject_unknown()

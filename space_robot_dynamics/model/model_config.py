@@ -12,6 +12,7 @@ import numpy as np
 
 from ..config_reader import ConfigReader, load_config_file
 from ..contact.contact_config import read_contact_surfaces, read_grasp
+from .base_thrusters import read_base_thrusters
 from .flexibility_config import read_elastic_joints, read_flexible_links
 from .urdf_source import declared_arguments
 
@@ -55,6 +56,7 @@ class ModelConfig:
     docs/flexibility.md); empty for a rigid model.
     grasp: the capture mechanism on the hand (contact_config.GraspConfig, docs/contact.md), None without one;
     contact_surfaces: SurfaceConfig per surface the end effector can be kept on.
+    base_thrusters: a commanded wrench on a free-floating base (base_thrusters.py), None without one.
     """
 
     name: str
@@ -69,6 +71,7 @@ class ModelConfig:
     elastic_joints: tuple = ()
     grasp: object = None
     contact_surfaces: tuple = ()
+    base_thrusters: object = None
 
     @property
     def flexible(self) -> bool:
@@ -127,6 +130,7 @@ def read_model_config(reader: ConfigReader) -> ModelConfig:
         elastic_joints=read_elastic_joints(reader),
         grasp=read_grasp(reader),
         contact_surfaces=read_contact_surfaces(reader),
+        base_thrusters=read_base_thrusters(reader),
     )
     wheels.reject_unknown()
     reader.reject_unknown()

@@ -25,6 +25,7 @@ from ..errors import CommandError, ConfigError
 from ..package_share import find_in_share
 from ..pinocchio_compat import append_model_at_frame, append_model_at_universe, build_model_from_urdf_string
 from . import flexible_urdf, urdf_source
+from .base_thrusters import resolve_base_thrusters
 from .flexibility import Flexibility
 from .model_config import ModelConfig, SubtreeConfig, load_model_config, mount_rotation, read_model_config
 
@@ -109,6 +110,8 @@ class SystemModel:
         # the capture mechanism and the contact surfaces (docs/contact.md): frames resolved now, errors name the field
         self.grasp = resolve_grasp(model, config.grasp, config.source)
         self.contact_surfaces = resolve_surfaces(model, config.contact_surfaces, config.source)
+        # a commanded wrench on a free-floating base (base_thrusters.py), None without thrusters
+        self.base_thrusters = resolve_base_thrusters(self, config.base_thrusters, config.source)
 
     # ---- lookups ----------------------------------------------------------------------------
     @property

@@ -278,6 +278,26 @@ class Simulator:
         """The wrenches acting, label -> ExternalWrench, in the order they were set (a copy)."""
         return self._wrenches.wrenches
 
+    # ---- base thrusters ------------------------------------------------------------------------
+    THRUSTERS = "base_thrusters"       # the label of their external wrench
+
+    def command_thrusters(self, force=None, torque=None) -> None:
+        """The base thrusters' wrench from the next step on (model/base_thrusters.py): force (N, through the base
+        link's origin) and couple torque (N m), both in the base link's axes, None = zero; held until the next
+        command. CommandError naming the field (and nothing changes) without thrusters, for a non-finite or
+        misshapen vector, or beyond the model's limits. All zero removes the wrench."""
+        thrusters = self.system.base_thrusters
+        if thrusters is None:
+            raise CommandError("base_thrusters", "the model has no base thrusters: give it a `base_thrusters` "
+                                                 "section (model/base_thrusters.py)")
+        force, torque = thrusters.check(np.zeros(3) if force is None else force,
+                                        np.zeros(3) if torque is None else torque)
+        if not (force.any() or torque.any()):
+            if self.THRUSTERS in self._wrenches.wrenches:
+                self._wrenches.clear(self.THRUSTERS)
+            return
+        self.set_external_wrench(thrusters.base_link, force, torque, expressed_in="local", label=self.THRUSTERS)
+
     # ---- contacts -------------------------------------------------------------------------------
     def command_gripper(self, closed: bool) -> None:
         """Close (True) or open (False) the gripper from the next step on (grasp.py has what each does).
