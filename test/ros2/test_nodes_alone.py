@@ -203,3 +203,52 @@ def test_a_viewer_that_subscribes_during_start_delay_gets_the_initial_state(prob
         command.signal_group(signal.SIGINT)
         command.wait(30)
         command.kill()
+
+
+def test_the_dynamics_node_takes_base_thrust_commands(probe, share_dir, ros_env, tmp_path):
+    """A model given base_thrusters by the `overrides` parameter (README, Models): base_thrusters/command pushes the
+    system, whose total momentum otherwise stays constant to round-off; a command in the wrong frame is an ERROR
+    naming the field."""
+    from geometry_msgs.msg import Vector3Stamped, WrenchStamped
+
+    probe.listen("/diagnostics", DiagnosticArray).listen("/momentum/linear", Vector3Stamped)
+    thrusters = "model.base_thrusters={subtree: servicer, max_force: 50.0, max_torque: 20.0}"
+    command = run_node("dynamics_node", share_dir / "config" / "scenarios" / PREGRASP, tmp_path / "d.log", ros_env,
+                       f"overrides:=['{thrusters}']")
+    thrust = probe.node.create_publisher(WrenchStamped, "/base_thrusters/command", 10)
+
+    def wrench(frame: str, force_x: float) -> WrenchStamped:
+        msg = WrenchStamped()
+        msg.header.frame_id = frame
+        msg.wrench.force.x = force_x
+        return msg
+
+    def momentum(since: float):
+        heard = probe.wait_for(lambda: probe.timed_messages("/momentum/linear", since), 5, "momentum")
+        last = heard[-1][1]
+        return (last.header.stamp.sec + last.header.stamp.nanosec * 1e-9,
+                [last.vector.x, last.vector.y, last.vector.z])
+
+    try:
+        wait_running(command, "dynamics_node")
+        wait_until(lambda: thrust.get_subscription_count() > 0, 15, "the dynamics node's thruster subscription")
+        t0, p0 = momentum(time.monotonic())
+        start = time.monotonic()
+        while time.monotonic() - start < 1.0:         # 10 N along the base's x, faster than the 50 ms timeout
+            thrust.publish(wrench("base_link", 10.0))
+            time.sleep(0.01)
+        t1, p1 = momentum(time.monotonic())
+        pushed = math.dist(p0, p1)
+        # at most F times the simulated time between the two samples; the burn (commands every ~10 ms, each held
+        # 50 ms) covers most of it, so well over a quarter of that (without the input: 0 to round-off)
+        assert 0.25 * 10.0 * (t1 - t0) < pushed <= 10.0 * (t1 - t0) * 1.001, (pushed, t1 - t0)
+        since = time.monotonic()
+        thrust.publish(wrench("world", 10.0))
+        refused = probe.wait_for(lambda: [s for s in probe.statuses("dynamics: base_thrusters", since)
+                                          if s.level == DiagnosticStatus.ERROR], 5, "the command refused")
+        assert "base_thrusters/command.header.frame_id" in refused[0].message
+        assert command.alive() and not tracebacks(command.output())
+    finally:
+        command.signal_group(signal.SIGINT)
+        command.wait(30)
+        command.kill()
