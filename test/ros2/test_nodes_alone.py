@@ -143,7 +143,7 @@ def test_the_dynamics_node_alone_times_out_a_command_to_zero_torque(probe, share
         assert "zero torque" in timed_out[0].message
         assert values(timed_out[0])["accepted"] == "1" and values(timed_out[0])["timeouts"] == "1"
     finally:
-        probe.node.destroy_publisher(arm)
+        probe.destroy(arm)
         command.signal_group(signal.SIGINT)
         command.wait(30)
         command.kill()
@@ -177,7 +177,7 @@ def test_the_documented_overrides_apply(probe, share_dir, ros_env, tmp_path):
         assert (stamps[-1] - stamps[0]) / (walls[-1] - walls[0]) == pytest.approx(2.0, rel=0.1)
         assert math.isfinite(stamps[-1])
     finally:
-        probe.node.destroy_publisher(setpoint)
+        probe.destroy(setpoint)
         probe.forget("/clock")
         for command in (controller, dynamics):
             command.signal_group(signal.SIGINT)
@@ -249,6 +249,7 @@ def test_the_dynamics_node_takes_base_thrust_commands(probe, share_dir, ros_env,
         assert "base_thrusters/command.header.frame_id" in refused[0].message
         assert command.alive() and not tracebacks(command.output())
     finally:
+        probe.destroy(thrust)
         command.signal_group(signal.SIGINT)
         command.wait(30)
         command.kill()

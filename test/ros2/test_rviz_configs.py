@@ -81,8 +81,7 @@ def check_config(probe, config_path, tag: str) -> int:
             topic = (display.get("Topic") or display.get("Description Topic"))["Value"]
             probe.wait_for(lambda t=topic: heard[t], MESSAGE_TIMEOUT, f"{tag}: a message on {topic}")
     finally:
-        for subscription in subscriptions:
-            node.destroy_subscription(subscription)
+        probe.destroy(*subscriptions)
     texts = [m for messages in heard.values() for msg in messages
              for m in getattr(msg, "markers", [msg] if hasattr(msg, "text") else [])
              if m.type == TEXT_VIEW_FACING and m.action == ADD]
@@ -97,8 +96,7 @@ def check_config(probe, config_path, tag: str) -> int:
             probe.wait_for(lambda f=frame: buffer.can_transform(fixed, f, Time(), Duration(seconds=0.0)),
                            MESSAGE_TIMEOUT, f"{tag}: tf {fixed} -> {frame}")
     finally:
-        node.destroy_subscription(listener.tf_sub)
-        node.destroy_subscription(listener.tf_static_sub)
+        probe.destroy(listener.tf_sub, listener.tf_static_sub)
     return len(displays)
 
 
@@ -142,8 +140,7 @@ def test_the_real_arm_viewers_serve_the_sawyer_config(probe, ros_env, share_dir,
         goals.publish(goal)
         assert check_config(probe, share_dir / "rviz" / "sawyer.rviz", "sawyer.launch.py") >= 6
     finally:
-        probe.node.destroy_timer(timer)
-        probe.node.destroy_publisher(states)
+        probe.destroy(timer, states)
         launch.signal_group()
         launch.wait(60)
     assert rclpy.ok()
@@ -170,7 +167,6 @@ def test_while_start_delay_holds_the_robots_are_in_tf(probe, ros_env, share_dir,
                            MESSAGE_TIMEOUT, f"tf world -> {link} while simulated time is held")
         assert len(links) > 10
     finally:
-        probe.node.destroy_subscription(listener.tf_sub)
-        probe.node.destroy_subscription(listener.tf_static_sub)
+        probe.destroy(listener.tf_sub, listener.tf_static_sub)
         launch.signal_group()
         launch.wait(60)

@@ -81,8 +81,7 @@ def test_sawyer_launch_commands_intera_in_torque_mode(probe, ros_env, tmp_path):
         assert all(code == 0 for code in exits.values()), exits
         assert not tracebacks(launch.output())
     finally:
-        probe.node.destroy_timer(timer)
-        probe.node.destroy_publisher(states)
+        probe.destroy(timer, states)
         probe.forget(command_topic)
         probe.forget(timeout_topic)
         launch.kill()

@@ -210,8 +210,7 @@ def parameters(probe, node: str) -> dict:
         got = call(getter, GetParameters.Request(names=names)).values
         return {name: _parameter_value(value) for name, value in zip(names, got)}
     finally:
-        probe.node.destroy_client(listing)
-        probe.node.destroy_client(getter)
+        probe.destroy(listing, getter)
 
 
 def _parameter_value(value):
@@ -384,10 +383,7 @@ def test_malformed_commands_are_reported_and_survived(graph, probe):
         assert sim_time(probe) > before + 0.5
         assert probe.statuses("controller: state")[-1].message == "controlling"
     finally:
-        probe.node.destroy_publisher(arm)
-        probe.node.destroy_publisher(goals)
-        probe.node.destroy_publisher(cartesian)
-        probe.node.destroy_publisher(force)
+        probe.destroy(arm, goals, cartesian, force)
 
 
 # ---- the trajectory against the standalone runtime ------------------------------------------------------
