@@ -181,7 +181,7 @@ def _report(result) -> None:
           f"{_figure(drift['max_angular_kg_m2_s'] if drift else None, 'N m s')}")
     if "pregrasp" in s:
         print(f"  pre-grasp distance {s['pregrasp']['distance_m']:.4g} m, angle {s['pregrasp']['angle_rad']:.3g} rad")
-    if "grasped" in s:
+    if "grasped" in s and (s["grasped"] or s["capture"]["contact_events"]):     # (a gripper nobody used: silent)
         print(f"  grasped {s['grasped']} at {_figure(s['grasp_time_s'], 's')}, momentum change across the grasp "
               f"{_figure(s['momentum_change_across_grasp'], '(relative)')}, detumbled after "
               f"{_figure(s['detumble_time_s'], 's')}, peak grasp wrench {_figure(s['peak_grasp_force_n'], 'N')} / "

@@ -61,8 +61,9 @@ def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_lim
     drawn when given. Not drawn: the bus attitude without a floating bus, the wheels without wheels, the
     momentum drift when momentum is not conserved (momentum_conserved False: a fixed base, gravity), the
     flexible modes of a rigid model, the differences without a comparison (comparison.ComparisonResult), the
-    capture plots without grasp/state samples. `capture` (from the run info): wheel_spin_inertia (kg m^2, per
-    wheel), grasp_force_limit (N), grasp_torque_limit (N m), wheel_max_momentum (N m s), each optional."""
+    capture plots without grasp/state samples or when the gripper was never used. `capture` (from the run info):
+    wheel_spin_inertia (kg m^2, per wheel), grasp_force_limit (N), grasp_torque_limit (N m), wheel_max_momentum
+    (N m s), each optional."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -126,9 +127,15 @@ def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_lim
         paths.append(_plot_flexible(trace, out / FLEXIBLE_PLOT_NAMES[0], title))
     if comparison is not None and len(comparison.t):
         paths.append(_plot_comparison(comparison, out / FLEXIBLE_PLOT_NAMES[1], title))
-    if len(trace.grasp_state):
+    if len(trace.grasp_state) and _gripper_used(trace):
         paths += _plot_capture(trace, out, title, capture or {})
     return paths
+
+
+def _gripper_used(trace: RunTrace) -> bool:
+    """Whether the run did anything with its grasp (the gripper closed, or a contact event): a model with a gripper
+    that nobody used (the pre-grasp scenario) has no capture to plot."""
+    return bool(np.any(trace.grasp_entry("gripper_closed")[1] > 0.5) or np.any(trace.grasp_entry("events")[1] > 0))
 
 
 def _grasp_lines(ax, trace: RunTrace) -> None:

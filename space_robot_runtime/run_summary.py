@@ -223,7 +223,9 @@ def capture_figures(trace: RunTrace, detumble_rate: float, wheel_spin_inertia: n
            "peak_grasp_force_n": float(entry["peak_force_n"].max()) if grasped else None,
            "peak_grasp_torque_nm": float(entry["peak_torque_nm"].max()) if grasped else None}
     _tw, wheels = trace.wheel_speeds.arrays()
-    section = {"detumble_rate_rad_s": detumble_rate,
+    events = trace.grasp_entry("events")[1]
+    section = {"contact_events": int(events.max()) if len(events) else 0,      # grasps, failed grasps, releases
+               "detumble_rate_rad_s": detumble_rate,
                "max_wheel_momentum_Nms": float(np.max(np.abs(wheels) * wheel_spin_inertia)) if len(wheels) and
                len(wheel_spin_inertia) else None}
     if not grasped:

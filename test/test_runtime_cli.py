@@ -8,7 +8,7 @@ import pytest
 
 from space_robot_runtime.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_REQUIREMENTS, plot_main, sim_main
 from space_robot_runtime.output_directory import MARKER
-from space_robot_runtime.run_plots import PLOT_NAMES
+from space_robot_runtime.run_plots import CAPTURE_PLOT_NAMES, PLOT_NAMES
 
 QUIET = ["--no-progress"]
 
@@ -38,6 +38,15 @@ def test_a_short_run_says_which_requirements_it_could_not_evaluate(short_run, ca
     for name in PLOT_NAMES:
         assert (out / name).stat().st_size > 1000, name
     assert {"real_time_factor", "momentum_drift", "wheel_momentum_Nms", "final_goal_error_rad"} <= set(summary)
+    # the model has a gripper nobody uses here: no capture plots of nothing, no capture line
+    assert summary["grasped"] is False and summary["capture"]["contact_events"] == 0
+    assert not any((out / name).exists() for name in CAPTURE_PLOT_NAMES)
+
+
+def test_an_unused_gripper_gets_no_capture_line(tmp_path, capsys):
+    assert sim_main(["--duration", "0.1", "--no-plots", "--out", str(tmp_path / "o")] + QUIET) == EXIT_OK
+    said = capsys.readouterr().out
+    assert "final goal error" in said and "grasped" not in said, said
 
 
 def test_an_unmet_requirement_exits_1_and_is_named(tmp_path, capsys):
