@@ -80,3 +80,11 @@ class GraspWrenchLimiter:
         self.scale_applied = alpha
         self.predicted = start + alpha * change
         return alpha
+
+    @property
+    def beyond_limits(self) -> bool:
+        """The last scale() could not keep the wrench within the limits: even alpha = 0 (the arm's accelerations
+        scaled away) leaves the predicted wrench above one of them (the stack's motion alone loads the fixture)."""
+        predicted = self.predicted
+        return self.scale_applied == 0.0 and (float(np.linalg.norm(predicted[:3])) > self.force_limit
+                                              or float(np.linalg.norm(predicted[3:])) > self.torque_limit)

@@ -494,10 +494,11 @@ class ServicerController:
         if not (all_finite(arm_torque) and all_finite(wheel_torque)):
             raise CommandError("state", "the control law gives non-finite torques at this state (overflow from "
                                         "absurd rates?); no command computed")
+        out = ControlOutput(arm_torque, wheel_torque, reference, self.tracking, active, angle, demanded, torque_sat,
+                            speed_sat)
         if capture is not None and self.tracking:
-            capture.note_effort(t, arm_torque != demanded)
-        return ControlOutput(arm_torque, wheel_torque, reference, self.tracking, active, angle, demanded,
-                             torque_sat, speed_sat)
+            capture.note_effort(t, out.arm_saturated)
+        return out
 
     def _checked_state(self, q, v) -> tuple[np.ndarray, np.ndarray]:
         """The update's validation boundary: q, v as float vectors of the model's sizes with finite entries

@@ -253,11 +253,16 @@ class ControllerCore(NodeCore):
         if mode is not None and mode.release_requested_at is not None and self.overload_release is None:
             self._release_on_overload(now, mode)
 
+    def _overloaded_joints(self, mode) -> list[str]:
+        """The arm joints at their effort limits in the last update (CaptureMode.overloaded_joints, by name)."""
+        return [n for n, c in zip(self.controller.arm_joints, mode.overloaded_joints) if c]
+
     def _release_on_overload(self, now: float, mode) -> None:
-        """The arm has been at an effort limit for capture.overload_release_time while holding: it no longer holds
-        the stack, which would swing it about. Open the gripper (the dynamics node releases; grasp/state then
-        switches this controller back to the free servicer) and say so as an ERROR."""
-        joints = [n for n, c in zip(self.controller.arm_joints, mode.overloaded_joints) if c]
+        """The overload watch asked for a release (CaptureMode: at an effort limit for overload_release_time, or
+        with the grasp wrench beyond overload_wrench_factor x its limits meanwhile): the arm no longer holds the
+        stack, which would swing it about. Open the gripper (the dynamics node releases; grasp/state then switches
+        this controller back to the free servicer) and say so as an ERROR."""
+        joints = self._overloaded_joints(mode)
         self.overload_release = (now, joints)
         self.publish(self.config.gripper_output, cv.boolean(self.types, False))
         self._goal_event(cv.ERROR, f"released the target at {now:.3f} s: the arm could not hold it ({joints} "
@@ -364,12 +369,9 @@ class ControllerCore(NodeCore):
                                             "holding the stack's attitude")
         level = cv.OK
         if mode.overload_since is not None:
-            joints = [n for n, c in zip(self.controller.arm_joints, mode.overloaded_joints) if c]
-            level, message = cv.ERROR, message + f"; the arm cannot hold it: {joints} at their effort limits since " \
-                                                 f"{mode.overload_since:.3f} s"
-        elif mode.limiter is not None and mode.limiter.scale_applied == 0.0 and (
-                np.linalg.norm(mode.limiter.predicted[:3]) > mode.limiter.force_limit
-                or np.linalg.norm(mode.limiter.predicted[3:]) > mode.limiter.torque_limit):
+            level, message = cv.ERROR, message + f"; the arm cannot hold it: {self._overloaded_joints(mode)} at " \
+                                                 f"their effort limits since {mode.overload_since:.3f} s"
+        elif mode.limiter is not None and mode.limiter.beyond_limits:
             level, message = cv.WARN, message + "; the stack's motion alone loads the fixture beyond the grasp " \
                                                 "wrench limit (arm accelerations scaled to 0)"
         return cv.diagnostic_status(self.types, level, f"{self.name}: capture", message, self.name, values)

@@ -235,17 +235,17 @@ def capture_figures(trace: RunTrace, detumble_rate: float, wheel_spin_inertia: n
     out["grasp_time_s"] = grasp_time
     out["momentum_change_across_grasp"] = float(entry["momentum_change_across_grasp"][first])
     out["detumble_time_s"] = detumble_time(trace, grasp_time, detumble_rate)
+    let_go = np.flatnonzero(holding[first:] < 0.5)      # samples after the grasp where it no longer holds
     section.update({
         "impulse_force_Ns": [float(entry[f"impulse_force_{a}"][first]) for a in "xyz"],
         "impulse_torque_Nms": [float(entry[f"impulse_torque_{a}"][first]) for a in "xyz"],
         "impact_energy_loss_J": float(entry["impact_energy_loss_j"][first]),
         "max_drift_position_m": float(entry["drift_position_m"].max()),
         "max_drift_angle_rad": float(entry["drift_angle_rad"].max()),
-        "released": bool(np.any(holding[first:] < 0.5)),
+        "released": bool(len(let_go)),
         # s: the first recorded instant the grasp no longer holds (a gripper opened, e.g. by the controller's
         # overload release: diagnostics say why); null while it holds to the end
-        "release_time_s": float(t[first + np.argmax(holding[first:] < 0.5)]) if np.any(holding[first:] < 0.5)
-        else None,
+        "release_time_s": float(t[first + let_go[0]]) if len(let_go) else None,
     })
     out["capture"] = section
     return out
