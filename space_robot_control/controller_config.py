@@ -14,9 +14,11 @@ from space_robot_dynamics.config_reader import ConfigReader, load_config_file
 from space_robot_dynamics.errors import ConfigError
 
 from .cartesian_approach import CartesianApproachSettings, read_cartesian_approach_settings
+from .force_motion_control import ForceMotionConfig, read_force_motion_config
 from .joint_trajectory import LIMIT_POLICIES
 
-MODES = ("joint_tracking", "attitude_hold")
+# force_motion: while the grasp holds, the hybrid force/motion law (force_motion_control.py) replaces the capture hold
+MODES = ("joint_tracking", "attitude_hold", "force_motion")
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,8 @@ class ControllerConfig:
     capture: CaptureConfig = CaptureConfig()
     # the Cartesian approach mode (cartesian_approach.py), entered on a Cartesian goal; None: no such mode
     cartesian_approach: CartesianApproachSettings | None = None
+    # the hybrid force/motion mode's settings (read when the section is there; needed with "force_motion" in modes)
+    force_motion: ForceMotionConfig | None = None
 
 
 def read_controller_config(reader: ConfigReader) -> ControllerConfig:
@@ -162,9 +166,13 @@ def read_controller_config(reader: ConfigReader) -> ControllerConfig:
     cp.reject_unknown()
     cartesian = read_cartesian_approach_settings(reader.sub("cartesian_approach")) \
         if reader.has("cartesian_approach") else None
+    force_motion = read_force_motion_config(reader.sub("force_motion")) \
+        if reader.raw("force_motion", None) is not None else None
+    if "force_motion" in modes and force_motion is None:
+        raise ctl.error("modes", "force_motion needs a `force_motion` section (gains, contact_force)")
     reader.reject_unknown()
     return ControllerConfig(rate, tuple(modes), bus, arm, wheels, joint_tracking, attitude, reader.source, vibration,
-                            capture, cartesian)
+                            capture, cartesian, force_motion)
 
 
 def load_controller_config(path: str | Path) -> ControllerConfig:

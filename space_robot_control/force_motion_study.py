@@ -32,6 +32,7 @@ from .hybrid_force_motion import (
     HybridGains,
     implicit_force_command,
     motion_acceleration,
+    read_hybrid_gains,
 )
 
 BASE_ACTUATION = ("thrusters", "attitude_only")
@@ -66,9 +67,7 @@ def read_force_motion_settings(reader: ConfigReader) -> ForceMotionSettings:
     """Validated reading (ConfigError names the field)."""
     contact, sim, initial = reader.sub("contact"), reader.sub("simulation"), reader.sub("initial_state")
     desired, gains_reader, bands = reader.sub("desired"), reader.sub("gains"), reader.sub("evaluation").sub("bands")
-    gains = HybridGains(_gain(gains_reader, "kp"), _gain(gains_reader, "kd"), gains_reader.number("kf"),
-                        gains_reader.number("ki"))
-    gains.check(gains_reader.path or "gains")
+    gains = read_hybrid_gains(gains_reader)
     dt = sim.number("dt", exclusive_minimum=0.0, maximum=0.01)
     settings = ForceMotionSettings(
         model=reader.string("model"),
@@ -94,12 +93,6 @@ def read_force_motion_settings(reader: ConfigReader) -> ForceMotionSettings:
     for part in (contact, sim, initial, desired, gains_reader, bands):
         part.reject_unknown()
     return settings
-
-
-def _gain(reader: ConfigReader, key: str) -> float | np.ndarray:
-    """A motion gain: one number for every motion coordinate, or a list in their order (base rotation x, y, z,
-    then the arm joints)."""
-    return reader.vector(key) if isinstance(reader.raw(key), list) else reader.number(key)
 
 
 @dataclass

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from space_robot_dynamics.config_reader import ConfigReader
 from space_robot_dynamics.errors import ConfigError
 
 
@@ -89,6 +90,17 @@ class HybridGains:
             if not (np.all(np.isfinite(values)) and np.all(values > 0 if positive else values >= 0)):
                 raise ConfigError(f"{field}.{name}", f"must be a finite number {'>' if positive else '>='} 0, got "
                                                      f"{value!r}")
+
+
+def read_hybrid_gains(reader: ConfigReader) -> HybridGains:
+    """A `gains` section {kp, kd, kf, ki}, checked (ConfigError naming the field). kp, kd: one number for every
+    motion coordinate, or a list in their order (base rotation x, y, z, then the arm joints)."""
+    def motion_gain(key: str) -> float | np.ndarray:
+        return reader.vector(key) if isinstance(reader.raw(key), list) else reader.number(key)
+
+    gains = HybridGains(motion_gain("kp"), motion_gain("kd"), reader.number("kf"), reader.number("ki"))
+    gains.check(reader.path or "gains")
+    return gains
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,9 @@ import math
 
 import numpy as np
 
+from space_robot_control.adaptive_force_motion_control import build_force_motion_controller
 from space_robot_control.cartesian_approach import CartesianApproachController, CartesianOutput
+from space_robot_control.force_motion_control import ForceMotionController, ForceMotionOutput
 from space_robot_control.servicer_controller import ControlOutput, ServicerController
 from space_robot_dynamics.errors import CommandError
 
@@ -100,12 +102,34 @@ class ControllerCore(NodeCore):
         self.cartesian = self._cartesian_controller(controller)
         self.cartesian_output: CartesianOutput | None = None
         self.cartesian_active = False
+        # the contact-force setpoint's frame: the grasp's hand frame (force_motion), else the Cartesian mode's
+        grasp = self.system.grasp
+        contact_frame = self.system.model.frames[grasp.ee_frame].name if grasp is not None else \
+            self.cartesian.settings.end_effector if self.cartesian is not None else "end_effector"
         self.contact_goals = ContactGoalInput(self.cartesian, ContactGoalSettings(
             cartesian_goal=config.cartesian_goal, force_setpoint=config.force_setpoint,
-            world_frame=config.world_frame,
-            contact_frame=self.cartesian.settings.end_effector if self.cartesian is not None else "end_effector"))
+            world_frame=config.world_frame, contact_frame=contact_frame))
         self.add_subscription(config.cartesian_goal, POSE_STAMPED, self.on_cartesian_goal)
-        self.add_subscription(config.force_setpoint, cv.WRENCH_STAMPED, self.contact_goals.on_force_setpoint)
+        self.add_subscription(config.force_setpoint, cv.WRENCH_STAMPED, self.on_force_setpoint)
+        # hybrid force/motion (controller.yaml modes: force_motion): while the grasp holds, the law of seed 004
+        # ch. 6 on the arm and the base thrusters, the measured grasp wrench feeding its force loop
+        self.force_motion: ForceMotionController | None = None
+        self.force_motion_output: ForceMotionOutput | None = None
+        self._measured_force: np.ndarray | None = None      # N, on the target, hand frame (minus grasp/wrench's)
+        if "force_motion" in controller.config.modes:
+            self.force_motion = build_force_motion_controller(self.system, controller.config.force_motion,
+                                                              controller.config.bus_subtree, controller.config.source)
+            self._force_motion_arm = [list(self.system.arm_joints).index(n) for n in controller.arm_joints]
+            self._hand_frame = contact_frame
+            self._thrust_frame = self.system.base_thrusters.base_link
+            self._idle_wheels = np.zeros(len(controller.wheel_joints))
+            self.add_subscription(config.grasp_wrench, cv.WRENCH_STAMPED, self.on_grasp_wrench, latest_only=True)
+            self.add_publication(config.base_thrusters_command, cv.WRENCH_STAMPED)
+            names = getattr(self.force_motion, "parameter_names", None)
+            if names is not None:        # the adaptive law: its estimates and V, with the diagnostics
+                self.add_publication(config.force_estimates, cv.FLOAT64_MULTI_ARRAY)
+                self._estimates = mb.Float64MultiArrayBuilder(types, len(names) + 3, ",".join(
+                    (*names, "lyapunov", "lyapunov_at_grasp", "max_lyapunov_increase")))
         self.add_publication(config.arm_command, cv.FLOAT64_MULTI_ARRAY)
         self.has_wheels = len(controller.wheel_joints) > 0
         self._arm_command = mb.Float64MultiArrayBuilder(types, len(controller.arm_joints), "effort")
@@ -147,6 +171,24 @@ class ControllerCore(NodeCore):
         self.cartesian_active = True
         self.trajectory_action.preempt(f"preempted by a Cartesian goal on {self.config.cartesian_goal}")
 
+    def on_force_setpoint(self, msg) -> None:
+        """A contact-force setpoint (contact_goal_input.py checks it): the force_motion mode's f_d from now on."""
+        accepted = self.contact_goals.accepted
+        self.contact_goals.on_force_setpoint(msg)
+        if self.force_motion is not None and self.contact_goals.accepted != accepted:
+            self.force_motion.set_force_setpoint(self.contact_goals.force_setpoint)
+
+    def on_grasp_wrench(self, msg) -> None:
+        """The dynamics node's grasp/wrench: the target's wrench on the hand (hand frame); the force_motion mode
+        feeds back its opposite, the hand's force on the target."""
+        try:
+            force, _torque = cv.read_wrench_stamped(msg, self._hand_frame, self.config.grasp_wrench, math.inf,
+                                                    math.inf)
+        except CommandError as exc:
+            self._state_error(str(exc))
+            return
+        self._measured_force = -force
+
     def _state_error(self, error: str) -> None:
         self.state_errors += 1
         self._state_errors_since_report += 1
@@ -159,6 +201,9 @@ class ControllerCore(NodeCore):
         self._apply_trajectory(msg)
 
     def _apply_trajectory(self, msg) -> None:
+        if self.force_motion is not None and self.force_motion.active:
+            self._apply_force_motion_joints(msg)
+            return
         try:
             names, points, start = cv.read_joint_trajectory(msg)
             report = self.controller.set_trajectory(names, points, start)
@@ -171,11 +216,30 @@ class ControllerCore(NodeCore):
         self._goal_event(cv.OK, f"trajectory accepted ({report.duration:.3f} s): {report.message}")
         self.trajectory_action.preempt(f"preempted by a trajectory on {self.config.trajectory}")
 
+    def _apply_force_motion_joints(self, msg) -> None:
+        """A trajectory while the force_motion mode runs: its last point becomes the joint setpoint (a step, as in
+        seed 004 sec. 6.3; the law's K_P, K_D shape the motion)."""
+        try:
+            names, points, _start = cv.read_joint_trajectory(msg)
+            if not points:
+                raise CommandError("points", "empty: no joint setpoint")
+            positions = points[-1][0]
+            self.force_motion.set_joint_setpoint(names, positions)
+        except CommandError as exc:
+            self.goals_rejected += 1
+            self._goal_event(cv.ERROR, f"joint setpoint rejected, keeping the current one: {exc}")
+            return
+        self.goals_accepted += 1
+        self._goal_event(cv.OK, f"force_motion joint setpoint {np.round(positions, 6).tolist()} accepted (the "
+                                "trajectory's last point)")
+
     def on_setpoint(self, msg) -> None:
         try:
             quat = cv.read_quaternion_stamped(msg, self.config.world_frame, self.config.attitude_setpoint,
                                               self.config.setpoint_norm_tolerance)
             self.controller.set_attitude_setpoint(quat)
+            if self.force_motion is not None:
+                self.force_motion.set_orientation_setpoint(quat)
         except CommandError as exc:
             self.goals_rejected += 1
             self._goal_event(cv.ERROR, f"attitude setpoint rejected, keeping the current one: {exc}")
@@ -226,6 +290,9 @@ class ControllerCore(NodeCore):
             return
         if self._grasp_pending is not None:
             self._apply_grasp(now)
+        if self.force_motion is not None and self.force_motion.active:
+            self._control_force_motion(now)
+            return
         try:
             if self.cartesian_active:
                 out = self.cartesian_output = self.cartesian.update(now, self.state.q, self.state.v)
@@ -252,6 +319,23 @@ class ControllerCore(NodeCore):
             mode.note_wrench(now, *self._grasp_wrench)
         if mode is not None and mode.release_requested_at is not None and self.overload_release is None:
             self._release_on_overload(now, mode)
+
+    def _control_force_motion(self, now: float) -> None:
+        """One update of the hybrid force/motion mode: arm torques, the thrusters' wrench (wheels idle)."""
+        try:
+            out = self.force_motion_output = self.force_motion.update(now, self.state.q, self.state.v,
+                                                                      self._measured_force)
+        except CommandError as exc:
+            self._state_error(str(exc))
+            self._skip(now, f"state refused: {exc}")
+            return
+        self.updates += 1
+        self.publish(self.config.arm_command, self._arm_command.build(out.arm_torque[self._force_motion_arm]))
+        if self.has_wheels:
+            self.publish(self.config.wheel_command, self._wheel_command.build(self._idle_wheels))
+        self.publish(self.config.base_thrusters_command,
+                     cv.wrench_stamped(self.types, now, self._thrust_frame, out.thruster_force, out.thruster_torque))
+        self.commands_published += 1
 
     def _overloaded_joints(self, mode) -> list[str]:
         """The arm joints at their effort limits in the last update (CaptureMode.overloaded_joints, by name)."""
@@ -280,6 +364,17 @@ class ControllerCore(NodeCore):
         if self.trajectory_action.active:
             self.trajectory_action.preempt("the grasp " + ("closed" if holding else "opened"))
         self.cartesian_active = False          # the joined system's controller holds the arm
+        if self.force_motion is not None:
+            if holding:
+                self.force_motion.start(self.state.q, self.state.v)
+            else:
+                self.force_motion.stop()
+                # thrusters off at once (the dynamics node would otherwise hold the last wrench to its timeout)
+                self.publish(self.config.base_thrusters_command,
+                             cv.wrench_stamped(self.types, now, self._thrust_frame, np.zeros(3), np.zeros(3)))
+            self._goal_event(cv.OK, "grasp closed: hybrid force/motion control (arm and base thrusters)" if holding
+                             else "grasp opened: controlling the free servicer, thrusters off")
+            return
         self._goal_event(cv.OK, "grasp closed: controlling the joined system (arm held, wrench limited, stack "
                                 "rate damped)" if holding else "grasp opened: controlling the free servicer")
 
@@ -340,6 +435,13 @@ class ControllerCore(NodeCore):
         if self.has_gripper:
             statuses.append(self._capture_status())
         statuses.append(self._cartesian_status())
+        if self.force_motion is not None:
+            statuses.append(self._force_motion_status())
+            out = self.force_motion_output
+            if out is not None and out.estimates is not None and self.force_motion.active:
+                mode = self.force_motion
+                self.publish(self.config.force_estimates, self._estimates.build(
+                    [*out.estimates.tolist(), out.lyapunov, mode.lyapunov_at_grasp, mode.largest_lyapunov_increase]))
         statuses.append(self.contact_goals.status(self.types))
         self.publish(self.config.diagnostics, cv.diagnostic_array(self.types, now, statuses))
 
@@ -375,6 +477,34 @@ class ControllerCore(NodeCore):
             level, message = cv.WARN, message + "; the stack's motion alone loads the fixture beyond the grasp " \
                                                 "wrench limit (arm accelerations scaled to 0)"
         return cv.diagnostic_status(self.types, level, f"{self.name}: capture", message, self.name, values)
+
+    def _force_motion_status(self):
+        """`controller: force_motion`: waiting for the grasp, or the errors of eqs. 6.6-6.7 and what the limits cut
+        (WARN: torques clipped or thrust scaled down; the law then no longer holds exactly)."""
+        out, mode = self.force_motion_output, self.force_motion
+        if not mode.active or out is None:
+            return cv.diagnostic_status(self.types, cv.OK, f"{self.name}: force_motion",
+                                        "waiting for the grasp (the mode runs while it holds)", self.name,
+                                        [("active", False)])
+        force_error = float(np.max(np.abs(out.force_error)))
+        values = [("active", True), ("joint_error_max", float(np.max(np.abs(out.joint_error)))),
+                  ("attitude_error_rad", float(np.linalg.norm(out.attitude_error))),
+                  ("force_error_n", force_error if np.isfinite(force_error) else -1.0),
+                  ("force_setpoint_n", float(np.linalg.norm(mode.force_setpoint))),
+                  ("thrust_scale", out.thrust_scale),
+                  ("thruster_force_n", float(np.linalg.norm(out.thruster_force))),
+                  ("thruster_torque_nm", float(np.linalg.norm(out.thruster_torque)))]
+        if out.lyapunov is not None:          # the adaptive law (ch. 7)
+            values += [("lyapunov", out.lyapunov),
+                       ("max_lyapunov_increase", mode.largest_lyapunov_increase)]
+        clipped = [n for n, c in zip(self.system.arm_joints, out.arm_saturated) if c]
+        parts = ([f"arm torque clipped on {clipped}"] if clipped else []) + \
+                ([f"thrust scaled down to {out.thrust_scale:.3g} of the law's"] if out.thrust_scale < 1.0 else []) + \
+                (["no grasp wrench measured yet (force loop open)"] if not np.isfinite(force_error) else [])
+        message = f"force/motion: joints {values[1][1]:.4g}, attitude {values[2][1]:.4g} rad, force " + \
+                  (f"{force_error:.4g} N" if np.isfinite(force_error) else "unmeasured")
+        return cv.diagnostic_status(self.types, cv.WARN if parts else cv.OK, f"{self.name}: force_motion",
+                                    message + ("; " + "; ".join(parts) if parts else ""), self.name, values)
 
     def _cartesian_status(self):
         """`controller: cartesian`: the mode, and while it runs the pose error and the dynamic-singularity measure

@@ -128,6 +128,9 @@ class ControllerNodeConfig:
     grasp_state: str = "grasp/state"           # the dynamics node's grasp state: the joined model while held
     cartesian_goal: str = "cartesian_controller/goal"      # geometry_msgs/PoseStamped: the Cartesian approach mode
     force_setpoint: str = "force_controller/setpoint"      # geometry_msgs/WrenchStamped: the contact-force setpoint
+    grasp_wrench: str = "grasp/wrench"         # the measured grasp wrench (force_motion mode's force feedback)
+    base_thrusters_command: str = "base_thrusters/command"   # force_motion mode's thruster wrench, base link frame
+    force_estimates: str = "force_controller/estimates"      # the adaptive force_motion mode's estimates and V
 
 
 @dataclass(frozen=True)
@@ -294,6 +297,9 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
         grasp_state=topic(topics, "grasp_state", "grasp/state"),
         cartesian_goal=topic(topics, "cartesian_goal", "cartesian_controller/goal"),
         force_setpoint=topic(topics, "force_setpoint", "force_controller/setpoint"),
+        grasp_wrench=topic(topics, "grasp_wrench", "grasp/wrench"),
+        base_thrusters_command=topic(topics, "base_thrusters_command", "base_thrusters/command"),
+        force_estimates=topic(topics, "force_estimates", "force_controller/estimates"),
     )
     topics.reject_unknown()
     ctl.reject_unknown()

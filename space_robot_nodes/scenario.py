@@ -150,6 +150,20 @@ class Requirements:
     max_detumble_time: float | None = None
     max_peak_grasp_force: float | None = None
     max_peak_grasp_torque: float | None = None
+    settling_time_s: float | None = None        # s: hybrid force/motion (evaluation.force_motion)
+    final_force_error_n: float | None = None    # N
+    max_lyapunov_increase: float | None = None  # relative to V at the grasp (adaptive force_motion)
+
+
+@dataclass(frozen=True)
+class ForceMotionEvaluation:
+    """Hybrid force/motion runs (controller mode force_motion): the settling bands of every error (joints rad or m,
+    base attitude rad, contact force N), the thesis's settling time (s) the summary reports beside the run's."""
+
+    joint_band: float
+    attitude_band: float
+    force_band: float
+    thesis_settling_time_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -165,6 +179,7 @@ class EvaluationConfig:
     bus_subtree: str
     requirements: Requirements | None
     detumble_rate: float = 1.0e-3     # rad/s: the rates below which a captured stack counts as detumbled
+    force_motion: ForceMotionEvaluation | None = None
 
 
 @dataclass(frozen=True)
@@ -353,7 +368,9 @@ def _read_scenario(reader: ConfigReader, given: list[Override], own: list[Overri
                 **{key: stated(key) for key in ("final_tracking_error", "max_attitude_error",
                                                 "final_pregrasp_distance", "final_pregrasp_angle",
                                                 "max_momentum_change_across_grasp", "max_detumble_time",
-                                                "max_peak_grasp_force", "max_peak_grasp_torque")},
+                                                "max_peak_grasp_force", "max_peak_grasp_torque",
+                                                "settling_time_s", "final_force_error_n",
+                                                "max_lyapunov_increase")},
                 grasped=rq.boolean("grasped") if rq.raw("grasped", None) is not None else None,
             )
             rq.reject_unknown()
@@ -366,6 +383,7 @@ def _read_scenario(reader: ConfigReader, given: list[Override], own: list[Overri
             bus_subtree=ev.string("bus_subtree", "servicer"),
             requirements=requirements,
             detumble_rate=ev.number("detumble_rate", 1.0e-3, exclusive_minimum=0.0),
+            force_motion=_force_motion_evaluation(ev.sub("force_motion")) if ev.has("force_motion") else None,
         )
         ev.reject_unknown()
 
@@ -428,6 +446,18 @@ def _read_scenario(reader: ConfigReader, given: list[Override], own: list[Overri
     )
     reader.reject_unknown()
     return scenario
+
+
+def _force_motion_evaluation(reader: ConfigReader) -> ForceMotionEvaluation:
+    bands = reader.sub("bands")
+    out = ForceMotionEvaluation(bands.number("joint", exclusive_minimum=0.0),
+                                bands.number("base_attitude", exclusive_minimum=0.0),
+                                bands.number("force", exclusive_minimum=0.0),
+                                reader.number("thesis_settling_time_s", exclusive_minimum=0.0)
+                                if reader.raw("thesis_settling_time_s", None) is not None else None)
+    bands.reject_unknown()
+    reader.reject_unknown()
+    return out
 
 
 def _capture_goal(goals: ConfigReader) -> CaptureGoal:

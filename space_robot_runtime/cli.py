@@ -220,7 +220,8 @@ def plot_main(argv: list[str] | None = None) -> int:
     out = args.out or args.bag.resolve().parent
     paths = plot_run(trace, out, info.get("scenario", args.bag.name), attitude_limit=info.get("attitude_limit"),
                      wheel_max_speed=info.get("wheel_max_speed"),
-                     momentum_conserved=info.get("momentum_conserved", True), capture=info.get("capture"))
+                     momentum_conserved=info.get("momentum_conserved", True), capture=info.get("capture"),
+                     force_motion=info.get("force_motion"))
     t, angle = trace.attitude_error()
     print(json.dumps({"samples": len(t), "max_attitude_error_rad": float(angle.max()) if len(angle) else None}))
     for path in paths:

@@ -18,6 +18,7 @@ from .run_trace import RunTrace
 PLOT_NAMES = ("base_attitude.png", "joint_angles.png", "wheel_speeds.png", "momentum_drift.png")
 FLEXIBLE_PLOT_NAMES = ("flexible_modes.png", "comparison.png")     # flexible models; runs with a comparison
 CAPTURE_PLOT_NAMES = ("relative_rates.png", "grasp_wrench.png", "wheel_momentum.png", "joint_torques.png")
+FORCE_MOTION_PLOT_NAME = "force_motion.png"     # runs of the controller's force_motion mode
 _SIZE = (8.0, 4.5)   # inches
 _DPI = 100
 _SHOW_LIMIT_FRACTION = 0.25   # draw the wheel speed limit when the peak speed exceeds this fraction of it
@@ -56,14 +57,15 @@ def _drift_axis(ax, t: np.ndarray, drift: np.ndarray, label: str) -> None:
 
 def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_limit: float | None = None,
              wheel_max_speed: float | None = None, momentum_conserved: bool = True, comparison=None,
-             capture: dict | None = None) -> list[Path]:
+             capture: dict | None = None, force_motion: dict | None = None) -> list[Path]:
     """Write the plots that apply to the run into out_dir; returns their paths. Limits (rad, rad/s) are
     drawn when given. Not drawn: the bus attitude without a floating bus, the wheels without wheels, the
     momentum drift when momentum is not conserved (momentum_conserved False: a fixed base, gravity), the
     flexible modes of a rigid model, the differences without a comparison (comparison.ComparisonResult), the
     capture plots without grasp/state samples or when the gripper was never used. `capture` (from the run info):
     wheel_spin_inertia (kg m^2, per wheel), grasp_force_limit (N), grasp_torque_limit (N m), wheel_max_momentum
-    (N m s), each optional."""
+    (N m s), each optional. `force_motion` (from the run info): joint_positions, contact_force, bands (the
+    force_motion plot, drawn when the run has a grasp wrench)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -129,7 +131,38 @@ def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_lim
         paths.append(_plot_comparison(comparison, out / FLEXIBLE_PLOT_NAMES[1], title))
     if len(trace.grasp_state) and _gripper_used(trace):
         paths += _plot_capture(trace, out, title, capture or {})
+    if force_motion is not None:
+        errors = trace.force_motion_errors(force_motion.get("joint_positions"), force_motion["contact_force"])
+        if errors is not None:
+            paths.append(_plot_force_motion(trace, errors, force_motion.get("bands", {}), out / FORCE_MOTION_PLOT_NAME,
+                                            title))
     return paths
+
+
+def _plot_force_motion(trace: RunTrace, errors: dict, bands: dict, path: Path, title: str) -> Path:
+    """Hybrid force/motion: the errors of eqs. 6.6-6.7 on a log axis with their settling bands (dashed), and the
+    thrusters' commanded wrench (the realized base input)."""
+    figure, (ax_e, ax_w) = _figure(2)
+    t = errors["t"]
+    for key, band, label in (("joint", "joint", "max |q_d - q| (rad, m)"),
+                             ("attitude", "base_attitude", "base attitude (rad)"),
+                             ("force", "force", "max |f - f_d| (N)")):
+        line = ax_e.semilogy(t, np.maximum(errors[key], 1e-15), label=label, linewidth=0.9)[0]
+        if bands.get(band) is not None:
+            ax_e.axhline(bands[band], color=line.get_color(), linestyle="--", linewidth=0.8,
+                         label=f"band {_number(bands[band])}")
+    ax_e.set_ylabel("error (1e-15 floor)")
+    ax_e.set_title(f"{title}: hybrid force/motion errors (dashed: settling bands)")
+    tw, wrench = trace.thruster_wrench.arrays()
+    if len(tw):
+        ax_w.semilogy(tw, np.maximum(np.linalg.norm(wrench[:, :3], axis=1), 1e-12), label="|force| (N)")
+        ax_w.semilogy(tw, np.maximum(np.linalg.norm(wrench[:, 3:], axis=1), 1e-12), label="|couple| (N m)")
+    ax_w.set_ylabel("thruster command (base link)")
+    ax_w.set_xlabel("time (s)")
+    for ax in (ax_e, ax_w):
+        ax.grid(True)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0.0)
+    return _save(figure, path)
 
 
 def _gripper_used(trace: RunTrace) -> bool:
@@ -147,7 +180,8 @@ def _grasp_lines(ax, trace: RunTrace) -> None:
 
 
 def _plot_capture(trace: RunTrace, out: Path, title: str, capture: dict) -> list[Path]:
-    """The four capture plots (CAPTURE_PLOT_NAMES); dotted vertical lines: the grasp closing or opening."""
+    """The capture plots (CAPTURE_PLOT_NAMES; the wheel momentum only with wheels); dotted vertical lines: the grasp
+    closing or opening."""
     paths = []
     figure, (ax,) = _figure()
     t, relative = trace.relative_angular_rate()
@@ -182,19 +216,21 @@ def _plot_capture(trace: RunTrace, out: Path, title: str, capture: dict) -> list
     ax_f.set_title(f"{title}: grasp wrench on the hand (end-effector frame)")
     paths.append(_save(figure, out / CAPTURE_PLOT_NAMES[1]))
 
-    figure, (ax,) = _figure()
-    t, w = trace.wheel_speeds.arrays()
-    inertia = np.asarray(capture.get("wheel_spin_inertia") or [], float)
-    if len(inertia) == len(trace.wheel_joints):
-        for i, name in enumerate(trace.wheel_joints):
-            ax.plot(t, inertia[i] * w[:, i] if len(t) else [], label=name)
-        limit = capture.get("wheel_max_momentum")
-        if limit is not None:
-            for sign in (1, -1):
-                ax.axhline(sign * limit, color="r", linestyle="--", linewidth=0.8, label="limit" if sign > 0 else None)
-    _grasp_lines(ax, trace)
-    _finish(ax, "wheel momentum I_s Omega (N m s)", f"{title}: reaction wheel momentum (dotted: grasp)")
-    paths.append(_save(figure, out / CAPTURE_PLOT_NAMES[2]))
+    if trace.wheel_joints:            # (a model without wheels, e.g. thesis_6dof: nothing to draw)
+        figure, (ax,) = _figure()
+        t, w = trace.wheel_speeds.arrays()
+        inertia = np.asarray(capture.get("wheel_spin_inertia") or [], float)
+        if len(inertia) == len(trace.wheel_joints):
+            for i, name in enumerate(trace.wheel_joints):
+                ax.plot(t, inertia[i] * w[:, i] if len(t) else [], label=name)
+            limit = capture.get("wheel_max_momentum")
+            if limit is not None:
+                for sign in (1, -1):
+                    ax.axhline(sign * limit, color="r", linestyle="--", linewidth=0.8,
+                               label="limit" if sign > 0 else None)
+        _grasp_lines(ax, trace)
+        _finish(ax, "wheel momentum I_s Omega (N m s)", f"{title}: reaction wheel momentum (dotted: grasp)")
+        paths.append(_save(figure, out / CAPTURE_PLOT_NAMES[2]))
 
     figure, (ax,) = _figure()
     t, tau = trace.arm_efforts.arrays()

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from space_robot_control.force_motion_study import settling_time
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_nodes.conversions import LEVEL_NAMES
 from space_robot_nodes.scenario import Scenario
@@ -111,9 +112,9 @@ def momentum_conserved(system: SystemModel) -> bool:
     """Whether total linear and angular momentum are constants of the motion: every subtree floats freely
     (free-flyer base, or rigidly mounted on a frame of another subtree: a captured target on the hand) and there
     is no gravity; the actuators (joint torques, wheels) are internal. A base fixed to the world, an air-bearing
-    pivot or gravity exchange momentum with the outside world."""
+    pivot, gravity or base thrusters exchange momentum with the outside world."""
     free = all(s.config.base_joint == "free_flyer" or s.config.mount_frame for s in system.subtrees)
-    return free and not np.any(np.asarray(system.config.gravity, float))
+    return free and not np.any(np.asarray(system.config.gravity, float)) and system.base_thrusters is None
 
 
 def pregrasp_errors(system: SystemModel, q: np.ndarray, scenario: Scenario) -> dict:
@@ -161,7 +162,7 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
     _t, dp, dl = trace.momentum_drift()
     if not conserved:
         notes.append("momentum drift: none (momentum is exchanged with the outside world: a fixed or pivoting "
-                     "base, or gravity)")
+                     "base, gravity or base thrusters)")
     spin = wheel_spin_inertia(system)
     speeds = v_final[system.wheel_v] if len(system.wheel_v) else np.zeros(0)
     _tw, wheel_history = trace.wheel_speeds.arrays()
@@ -200,6 +201,8 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
             summary["final_goal_error_rad"], summary["final_goal_error_per_joint_rad"] = None, None
             notes.append(f"final goal error: none (the arm holds the target from the grasp at "
                          f"{summary['grasp_time_s']:.3f} s on; the trajectory goal was the approach's)")
+    if scenario.evaluation is not None and scenario.evaluation.force_motion is not None:
+        summary.update(force_motion_figures(trace, scenario, system))
     if scenario.evaluation is not None:
         summary["pregrasp"] = pregrasp_errors(system, q_final, scenario)
         req = scenario.evaluation.requirements
@@ -249,6 +252,65 @@ def capture_figures(trace: RunTrace, detumble_rate: float, wheel_spin_inertia: n
     })
     out["capture"] = section
     return out
+
+
+def force_motion_figures(trace: RunTrace, scenario: Scenario, system: SystemModel) -> dict:
+    """Hybrid force/motion (controller mode force_motion; docs/controllers.md sec. 2.5), from what the nodes
+    published (RunTrace.force_motion_errors: joints against controller.yaml's force_motion.joint_positions, bus
+    attitude against its setpoint, contact force against force_motion.contact_force). settling_time_s: the first
+    instant (s, run time) from which every error stays inside evaluation.force_motion.bands; null if one is
+    outside at the end."""
+    evaluation, config = scenario.evaluation.force_motion, scenario.controller.force_motion
+    out = {"settling_time_s": None, "thesis_settling_time_s": evaluation.thesis_settling_time_s,
+           "final_force_error_n": None, "final_joint_error": None, "final_attitude_error_rad": None,
+           "force_motion": {"settling_bands": {"joint_rad_or_m": evaluation.joint_band,
+                                               "base_attitude_rad": evaluation.attitude_band,
+                                               "contact_force_n": evaluation.force_band}}}
+    errors = trace.force_motion_errors(config.joint_positions, config.contact_force)
+    if errors is None:
+        out["force_motion"]["not_evaluated_because"] = "no grasp wrench recorded (the grasp never held)"
+        return out
+    inside = (errors["joint"] <= evaluation.joint_band) & (errors["attitude"] <= evaluation.attitude_band) & \
+        (errors["force"] <= evaluation.force_band)
+    _tw, thrust = trace.thruster_wrench.arrays()
+    out.update({"settling_time_s": settling_time(errors["t"], inside),
+                "final_force_error_n": float(errors["force"][-1]), "final_joint_error": float(errors["joint"][-1]),
+                "final_attitude_error_rad": float(errors["attitude"][-1])})
+    out["force_motion"].update({
+        "max_force_error_n": float(errors["force"].max()), "joint_setpoints": errors["setpoints"],
+        "contact_force_setpoint_n": list(config.contact_force),
+        "max_thruster_force_n": float(np.linalg.norm(thrust[:, :3], axis=1).max()) if len(thrust) else None,
+        "max_thruster_torque_nm": float(np.linalg.norm(thrust[:, 3:], axis=1).max()) if len(thrust) else None})
+    if config.adaptation is not None:
+        out.update(adaptation_figures(trace, scenario, system))
+    return out
+
+
+def adaptation_figures(trace: RunTrace, scenario: Scenario, system: SystemModel) -> dict:
+    """The adaptive force_motion mode (docs/controllers.md sec. 3.4), from force_controller/estimates (published
+    with the diagnostics, 10 Hz): each parameter's last estimate, its initial one (initial_scale x the model
+    file's) and the model file's value (kg, kg m, kg m^2); V of eq. 7.12 at the grasp and at the last sample, and the
+    largest rise of V between two control updates over the run relative to V at the grasp (the mode's own running
+    figures: it alone sees every update)."""
+    t, values = trace.estimates.arrays()
+    if not len(t):
+        return {"final_parameter_estimates": None, "lyapunov_initial": None, "lyapunov_final": None,
+                "max_lyapunov_increase": None}
+    fields = trace.estimate_fields
+    column = {name: i for i, name in enumerate(fields)}
+    model_values = {}         # the entries are "<joint>.<parameter>", ten per body in Pinocchio's order
+    for joint in scenario.controller.force_motion.adaptation.estimated_joints:
+        joint_id = system.joint_id(joint)
+        names = [f for f in fields if f.startswith(system.model.names[joint_id] + ".")]
+        parameters = system.model.inertias[joint_id].toDynamicParameters()
+        model_values.update({name: float(x) for name, x in zip(names, parameters)})
+    first_v = float(values[-1, column["lyapunov_at_grasp"]])
+    scale = scenario.controller.force_motion.adaptation.initial_scale
+    return {
+        "final_parameter_estimates": {name: {"estimate": float(values[-1, column[name]]), "initial": scale * value,
+                                             "model": value} for name, value in model_values.items()},
+        "lyapunov_initial": first_v, "lyapunov_final": float(values[-1, column["lyapunov"]]),
+        "max_lyapunov_increase": float(values[-1, column["max_lyapunov_increase"]]) / first_v if first_v > 0 else None}
 
 
 def detumble_time(trace: RunTrace, grasp_time: float, rate: float) -> float | None:
@@ -330,14 +392,23 @@ def _requirements(summary: dict, req, status: RunStatus, goal_end_time: float | 
             "max_peak_grasp_torque": (summary["peak_grasp_torque_nm"], req.max_peak_grasp_torque, "while held",
                                       no_grasp),
         })
+    if "settling_time_s" in summary:     # hybrid force/motion (force_motion_figures)
+        why = summary["force_motion"].get("not_evaluated_because")
+        checks.update({
+            "settling_time_s": (summary["settling_time_s"], req.settling_time_s, "whole run", why),
+            "final_force_error_n": (summary["final_force_error_n"], req.final_force_error_n, "end of the run",
+                                    why or final_reached),
+            "max_lyapunov_increase": (summary.get("max_lyapunov_increase"), req.max_lyapunov_increase,
+                                      "every control update", why),
+        })
     out = {}
     for name, (value, limit, applies, blocked) in checks.items():
         if limit is None:             # not stated by this scenario
             continue
         if isinstance(limit, bool):
             met = None if blocked is not None else bool(value == limit)
-        elif name == "max_detumble_time" and blocked is None and value is None:
-            met = False               # not detumbled by the end of a complete run
+        elif name in ("max_detumble_time", "settling_time_s") and blocked is None and value is None:
+            met = False               # not detumbled (not settled) by the end of a complete run
         else:
             met = None if blocked is not None or value is None else bool(value <= limit)
         out[name] = {"value": value, "limit": limit, "met": met, "applies": applies,

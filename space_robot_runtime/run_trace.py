@@ -35,6 +35,8 @@ class TopicRoles:
     target_odometry: str = "target/odom"        # capture (docs/contact.md sec. 11): the target's rates
     grasp_state: str = "grasp/state"
     grasp_wrench: str = "grasp/wrench"
+    base_thrusters: str = "base_thrusters/command"     # the thrusters' commanded wrench (force_motion mode)
+    force_estimates: str = "force_controller/estimates"  # the adaptive force_motion mode's estimates and V
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, sort_keys=True)
@@ -91,6 +93,9 @@ class RunTrace:
         self.grasp_state = Series()                  # grasp/state entries (grasp_state_message.GRASP_STATE_FIELDS)
         self.grasp_state_fields: tuple = ()
         self.grasp_wrench = Series()                 # [force N, torque N m], the hand's frame
+        self.thruster_wrench = Series()              # [force N, couple N m], the thrusters' base link frame
+        self.estimate_fields: tuple = ()             # force_controller/estimates' entry names
+        self.estimates = Series()                    # its entries (parameters, lyapunov, max_lyapunov_increase)
         self._rows_for: tuple | None = None
         self._rows: tuple = (None, None)
 
@@ -132,6 +137,14 @@ class RunTrace:
         elif topic == roles.grasp_wrench:
             wrench = msg.wrench
             self.grasp_wrench.add(t, np.concatenate((cv.xyz_of(wrench.force), cv.xyz_of(wrench.torque))))
+        elif topic == roles.base_thrusters:
+            wrench = msg.wrench
+            self.thruster_wrench.add(t, np.concatenate((cv.xyz_of(wrench.force), cv.xyz_of(wrench.torque))))
+        elif topic == roles.force_estimates:
+            labels = tuple(msg.layout.dim[0].label.split(",")) if len(msg.layout.dim) else ()
+            if labels != self.estimate_fields:
+                self.estimate_fields, self.estimates = labels, Series()
+            self.estimates.add(t, np.asarray(msg.data, float))
         elif topic == roles.flexible_modes:
             names = tuple(msg.name)
             if names != self.flexible_names:
@@ -179,6 +192,27 @@ class RunTrace:
         reference = self.setpoint if self.setpoint is not None else quats[0]
         return t, rotation_angle(reference, quats)
 
+    def force_motion_errors(self, joint_setpoints: dict | None, contact_force) -> dict | None:
+        """Hybrid force/motion errors (docs/controllers.md sec. 2.5) on the arm's joint_states samples from the
+        first grasp wrench on: `t` (s); `joint` max |q_d - q| (rad or m; setpoints by name, a joint not named: its
+        position at that first sample); `attitude` the bus attitude error (rad, against the setpoint or the initial
+        attitude); `force` max |f - f_d| (N) with f minus grasp/wrench's force (the hand's on the target, hand
+        frame); `setpoints` the joint setpoints used. None without a grasp wrench."""
+        t, positions = self.arm_positions.arrays()
+        t_force, wrench = self.grasp_wrench.arrays()
+        if not len(t_force) or not len(t) or t[-1] < t_force[0]:
+            return None
+        held = t >= t_force[0]
+        t, positions = t[held], positions[held]
+        setpoints = joint_setpoints or {}
+        desired = np.array([setpoints.get(n, positions[0, i]) for i, n in enumerate(self.arm_joints)])
+        force = -wrench[_latest(t_force, t), :3]
+        t_att, attitude = self.attitude_error()
+        return {"t": t, "joint": np.abs(positions - desired).max(axis=1),
+                "attitude": attitude[_latest(t_att, t)] if len(t_att) else np.zeros(len(t)),
+                "force": np.abs(force - np.asarray(contact_force, float)).max(axis=1),
+                "setpoints": dict(zip(self.arm_joints, desired.tolist()))}
+
     def tip_deflections(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Per flexible link, (t, |(w_y(L), w_z(L))|) in m: the sum of its bending modes' coordinates in each
         direction (the shapes are 1 at the tip, docs/flexibility.md eq. 2)."""
@@ -224,6 +258,11 @@ class RunTrace:
         if len(t) == 0:
             return t, np.zeros(0), np.zeros(0)
         return t, np.linalg.norm(p - p[0], axis=1), np.linalg.norm(angular - angular[0], axis=1)
+
+
+def _latest(times: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Index of the last sample of `times` at or before each of `at` (the first sample before they start)."""
+    return np.maximum(np.searchsorted(times, at, side="right") - 1, 0)
 
 
 def _rotate(xyzw: np.ndarray, vector: np.ndarray) -> np.ndarray:

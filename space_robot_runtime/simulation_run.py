@@ -117,7 +117,8 @@ class SimulationRun:
             trajectory=nodes.controller.trajectory, attitude_setpoint=nodes.controller.attitude_setpoint,
             diagnostics=nodes.dynamics.diagnostics, flexible_modes=nodes.dynamics.flexible_modes,
             target_odometry=nodes.dynamics.odometry.get("target", "target/odom"),
-            grasp_state=nodes.dynamics.grasp_state, grasp_wrench=nodes.dynamics.grasp_wrench)
+            grasp_state=nodes.dynamics.grasp_state, grasp_wrench=nodes.dynamics.grasp_wrench,
+            base_thrusters=nodes.controller.base_thrusters_command, force_estimates=nodes.controller.force_estimates)
         self.graph.check(self.setting_sources())
         self.goal_end_time = self._check_trajectory_goal()
         # the comparison run, built (and so checked) now; run first by run()
@@ -292,7 +293,7 @@ class SimulationRun:
                 paths = plot_run(trace, staging, self.scenario.name, attitude_limit=info["attitude_limit"],
                                  wheel_max_speed=info["wheel_max_speed"],
                                  momentum_conserved=info["momentum_conserved"], comparison=self.comparison,
-                                 capture=info.get("capture"))
+                                 capture=info.get("capture"), force_motion=info.get("force_motion"))
                 result.plots = [p.name for p in paths]
             except Exception as exc:  # noqa: BLE001 - the bag and summary stand without plots: keep them
                 status.fail("while plotting", exc)
@@ -312,7 +313,18 @@ class SimulationRun:
                 "wheel_joints": list(self.system.wheel_joints), "dt": self.graph.tick,
                 "attitude_limit": req.max_attitude_error if req is not None else None,
                 "wheel_max_speed": float(np.max(wheels)) if len(wheels) and np.all(np.isfinite(wheels)) else None,
-                "momentum_conserved": momentum_conserved(self.system), **self._capture_info()}
+                "momentum_conserved": momentum_conserved(self.system), **self._capture_info(),
+                **self._force_motion_info()}
+
+    def _force_motion_info(self) -> dict:
+        """With a force_motion evaluation: the setpoints and bands its plot draws (run_plots.py)."""
+        evaluation = self.scenario.evaluation
+        if evaluation is None or evaluation.force_motion is None:
+            return {}
+        config, bands = self.scenario.controller.force_motion, evaluation.force_motion
+        return {"force_motion": {"joint_positions": config.joint_positions, "contact_force": list(config.contact_force),
+                                 "bands": {"joint": bands.joint_band, "base_attitude": bands.attitude_band,
+                                           "force": bands.force_band}}}
 
     def _capture_info(self) -> dict:
         """With a grasp: what the capture plots draw besides the topics (wheel spin inertia kg m^2, the

@@ -1,0 +1,108 @@
+"""Adaptive inverse-dynamics control (seed 004 ch. 7, eqs. 7.3, 7.8, 7.11) as the controller node's force_motion mode
+with `force_motion.adaptation` configured (docs/controllers.md sec. 3.4): the hybrid mode of force_motion_control.py
+solving (R) on a model whose estimated bodies (the target's, typically) carry the current estimates pi_hat, adapted
+by eq. 7.11 (adaptive_inverse_dynamics.py's AdaptationLaw on Pinocchio's joint-torque regressor). The thesis study
+(adaptive_study.py) runs the same law on its own plant, with the plant's exact acceleration; it is this mode's oracle.
+
+What the node has that the study does not, and what it does about it:
+- no acceleration measurement: eq. 7.8's Y(q, v, a) takes a = (v_k - v_k-1) / (t_k - t_k-1), the mean over the
+  last control period (Pinocchio's a is the derivative of v in the same LOCAL representation), so each update
+  adapts with the regressor of the previous instant (q, v, errors and contact rows of t_k-1): one period late;
+- the force law is eq. 7.3's, lambda_c = lambda_d - K_F e_F (no integral), in the study's relaxed sampled form
+  f_k = (K_F f_k-1 + f_d - K_F e_F,k) / (1 + K_F) (the direct form diverges for K_F > 1), e_F measured on
+  grasp/wrench; f_d until the first measurement;
+- V of eq. 7.12 needs the true parameters: those of the model file (the simulator's, when the node runs against
+  the simulation; against real hardware V is a figure about the file, not the target). The mode reports V and the
+  largest step-to-step rise of V since the grasp.
+
+The estimates restart from `initial_scale` x the model file's values at every grasp (a new grasp may hold another
+target). Units: kg, kg m, kg m^2 (Pinocchio's dynamic parameters: m, m c, I about the joint origin, joint frame).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from space_robot_dynamics.errors import CommandError, ConfigError
+from space_robot_dynamics.model.system_model import SystemModel
+
+from .adaptive_inverse_dynamics import PARAMETER_NAMES, AdaptationLaw, EstimatedModel
+from .force_motion_control import ADAPTED_GROUPS, ForceMotionConfig, ForceMotionController
+
+_GROUP_SIZES = {"mass": 1, "first_moment": 3, "inertia": 6}
+
+
+class AdaptiveForceMotionController(ForceMotionController):
+    """The force_motion mode with adaptation (module docstring)."""
+
+    def __init__(self, system: SystemModel, config: ForceMotionConfig, bus_subtree: str, source: str | None = None):
+        super().__init__(system, config, bus_subtree, source)
+        adaptation = config.adaptation
+        joints = []
+        for name in adaptation.estimated_joints:
+            try:
+                joints.append(system.joint_id(name))
+            except CommandError as exc:
+                raise ConfigError("force_motion.adaptation.estimated_joints", exc.problem, source) from exc
+        self.estimated = EstimatedModel(self.model, joints)
+        self.parameter_names = tuple(f"{self.model.names[j]}.{p}" for j in joints for p in PARAMETER_NAMES)
+        self.initial_estimate = adaptation.initial_scale * self.estimated.true_parameters
+        per_body = np.concatenate([np.full(_GROUP_SIZES[g], adaptation.gamma_inverse[g]) for g in ADAPTED_GROUPS])
+        independent = np.concatenate((self.base_v, self.arm_v))
+        self.adaptation = AdaptationLaw(self.estimated, config.gains.kp, config.gains.kd, adaptation.lyapunov_q,
+                                        np.tile(per_body, len(joints)), independent,
+                                        np.flatnonzero(np.isin(independent, self.motion)))
+        self.lyapunov = self.lyapunov_at_grasp = float("nan")
+        self.largest_lyapunov_increase = 0.0    # max over updates of V(t_k) - V(t_k-1) since the grasp
+        self._previous = None                   # (t, q, v, error, rate, J) of the last update
+        self._force = None                      # the relaxed eq. 7.3's last force command (N, on the target)
+
+    def start(self, q: np.ndarray, v: np.ndarray) -> None:
+        self.estimated.set_estimate(self.initial_estimate)
+        super().start(q, v)
+        self.lyapunov = self.lyapunov_at_grasp = float("nan")
+        self.largest_lyapunov_increase = 0.0
+        self._previous = self._force = None
+
+    def _law_model(self) -> pin.Model:
+        return self.estimated.model
+
+    def _force_command(self, t: float, e_f: np.ndarray) -> np.ndarray:
+        """Eq. 7.3 relaxed (module docstring)."""
+        kf, desired = self.config.gains.kf, self.force_setpoint
+        if self._force is None:
+            self._force = desired.copy()
+        elif np.all(np.isfinite(e_f)):
+            self._force = (kf * self._force + desired - kf * e_f) / (1.0 + kf)
+        return self._force
+
+    def _before_solve(self, t: float, q: np.ndarray, v: np.ndarray, error: np.ndarray, rate: np.ndarray) -> None:
+        """Eq. 7.11 from the previous instant, with the mean acceleration since then; V (eq. 7.12) now."""
+        estimate = self.estimated.estimate()
+        if self._previous is not None:
+            t0, q0, v0, error0, rate0, J0 = self._previous
+            step = t - t0
+            if step > 0.0:
+                acceleration = (v - v0) / step
+                estimate = estimate + step * self.adaptation.rate(q0, v0, acceleration, J0, error0, rate0)
+                if not np.all(np.isfinite(estimate)):
+                    raise CommandError("state", "the adaptation gives non-finite estimates at this state")
+                self.estimated.set_estimate(estimate)
+        lyapunov = self.adaptation.lyapunov(error, rate, estimate)
+        if np.isfinite(self.lyapunov):
+            self.largest_lyapunov_increase = max(self.largest_lyapunov_increase, lyapunov - self.lyapunov)
+        else:
+            self.lyapunov_at_grasp = lyapunov
+        self.lyapunov = lyapunov
+        J, _ = self.law.contact.evaluate(q, v)
+        self._previous = (t, q.copy(), v.copy(), error, rate, J)
+
+    def _adaptive_state(self) -> tuple:
+        return self.estimated.estimate(), self.lyapunov
+
+
+def build_force_motion_controller(system: SystemModel, config: ForceMotionConfig, bus_subtree: str,
+                                  source: str | None = None) -> ForceMotionController:
+    """The force_motion mode the configuration asks for: adaptive (ch. 7) with `adaptation`, else ch. 6's."""
+    kind = ForceMotionController if config.adaptation is None else AdaptiveForceMotionController
+    return kind(system, config, bus_subtree, source)
