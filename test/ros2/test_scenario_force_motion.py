@@ -1,0 +1,90 @@
+"""The controller node's force_motion mode under ROS 2 (docs/controllers.md sec. 2.5, 3.4): `ros2 launch space_robot
+simulation.launch.py scenario:=.../hubble_adaptive_graph.yaml rviz:=false`. The gripper closes at t = 0. The
+adaptive hybrid law then commands the joints and base_thrusters/command, reads grasp/wrench, and publishes its
+estimates and V on force_controller/estimates. A user's force setpoint reaches it. The launch ends cleanly on Ctrl-C.
+
+Checked with rclpy:
+- the thrusters' command is in the base link's frame;
+- the estimates' layout names each parameter;
+- V falls from the grasp on;
+- a WrenchStamped setpoint of 120 N moves the measured contact force to it. Eq. 7.3's relaxed loop settles within a
+  few control periods; the bound is 2 N, the band of the scenario's 1 % plus the model error's share, eq. 7.17.
+- a NaN setpoint is an ERROR diagnostic.
+
+Runs after test_launch_simulation.py by name, as test_scenario_capture.py explains.
+"""
+from __future__ import annotations
+
+import time
+
+from ros2_available import require_ros2
+
+require_ros2()
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
+from geometry_msgs.msg import WrenchStamped  # noqa: E402
+from ros2_probe import values  # noqa: E402
+from ros2_processes import RosCommand, launch_exits, tracebacks, wait_until  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+
+START_TIMEOUT = 90.0         # s of wall time for launch, model building and discovery
+ACTIVE_TIMEOUT = 30.0        # s of wall time for the grasp at t = 0 and the mode's first reports
+LISTENED = {"/base_thrusters/command": (WrenchStamped, 10), "/force_controller/estimates": (Float64MultiArray, 10),
+            "/grasp/wrench": (WrenchStamped, 10), "/diagnostics": (DiagnosticArray, 10)}
+
+
+def setpoint(probe, force_x: float) -> WrenchStamped:
+    msg = WrenchStamped()
+    msg.header.stamp = probe.node.get_clock().now().to_msg()
+    msg.header.frame_id = "end_effector"
+    msg.wrench.force.x = force_x
+    return msg
+
+
+def test_adaptive_force_motion_under_ros2_launch(probe, ros_env, share_dir, tmp_path):
+    for topic, (kind, qos) in LISTENED.items():
+        probe.listen(topic, kind, qos)
+    publisher = probe.node.create_publisher(WrenchStamped, "/force_controller/setpoint", 10)
+    path = share_dir / "config" / "scenarios" / "hubble_adaptive_graph.yaml"
+    launch = RosCommand(["ros2", "launch", "space_robot", "simulation.launch.py", f"scenario:={path}", "rviz:=false"],
+                        tmp_path / "launch.log", ros_env)
+    try:
+        wait_until(lambda: probe.statuses("dynamics: simulation") or not launch.alive(), START_TIMEOUT,
+                   "the simulation to start")
+        assert launch.alive(), launch.output()[-3000:]
+        active = wait_until(lambda: [s for s in probe.statuses("controller: force_motion")
+                                     if values(s).get("active") == "true"] or not launch.alive(), ACTIVE_TIMEOUT,
+                            "the force_motion mode to run")
+        assert launch.alive(), launch.output()[-3000:]
+        assert "lyapunov" in values(active[-1])
+        thrust = probe.wait_for(lambda: probe.messages("/base_thrusters/command"), 10.0, "a thruster command")
+        assert thrust[-1].header.frame_id == "base_link"
+        estimates = probe.wait_for(lambda: probe.messages("/force_controller/estimates"), 10.0, "the estimates")
+        labels = estimates[0].layout.dim[0].label.split(",")
+        assert "target/target_base_joint.m" in labels and labels[-3:] == ["lyapunov", "lyapunov_at_grasp",
+                                                                          "max_lyapunov_increase"]
+        time.sleep(3.0)
+        last = dict(zip(labels, probe.messages("/force_controller/estimates")[-1].data))
+        assert last["lyapunov"] < 0.5 * last["lyapunov_at_grasp"]           # V falls (0.86 -> ~0.1 in ~8 s)
+
+        since = time.monotonic()
+        publisher.publish(setpoint(probe, 120.0))
+        probe.wait_for(lambda: [s for s in probe.statuses("controller: contact goals", since)
+                                if "force setpoint accepted" in s.message], 10.0, "the setpoint's acceptance")
+        time.sleep(2.0)
+        force = -probe.messages("/grasp/wrench")[-1].wrench.force.x        # the hand's push on the target
+        assert abs(force - 120.0) < 2.0, force
+        since = time.monotonic()
+        publisher.publish(setpoint(probe, float("nan")))
+        rejected = probe.wait_for(lambda: [s for s in probe.statuses("controller: contact goals", since)
+                                           if s.level == DiagnosticStatus.ERROR], 10.0, "the NaN setpoint's ERROR")
+        assert "force setpoint rejected" in rejected[-1].message
+    finally:
+        probe.destroy(publisher)
+        launch.signal_group()
+        code = launch.wait(60)
+        for topic in LISTENED:
+            probe.forget(topic)
+    output = launch.output()
+    assert code == 0 and not tracebacks(output), output[-3000:]
+    assert all(status == 0 for status in launch_exits(output).values()), launch_exits(output)
