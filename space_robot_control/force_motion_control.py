@@ -151,12 +151,19 @@ class ForceMotionController:
                 raise ConfigError(f"force_motion.gains.{name}", f"one number or {len(self.motion)} (base rotation "
                                   f"x, y, z, then {list(system.arm_joints)})", source)
         self.effort_limit = system.arm_effort_limit
+        self.lower, self.upper = model.lowerPositionLimit[self.arm_q], model.upperPositionLimit[self.arm_q]
+        for name, value in (config.joint_positions or {}).items():
+            i = list(system.arm_joints).index(name)
+            if not self.lower[i] <= value <= self.upper[i]:
+                raise ConfigError(f"force_motion.joint_positions.{name}", f"{value} is outside the URDF limits "
+                                  f"[{self.lower[i]:.6g}, {self.upper[i]:.6g}]", source)
         self.data = model.createData()
         self.law: HybridForceMotionLaw | None = None
         self.joint_setpoint = np.zeros(len(self.arm_v))
         self.rotation_setpoint = np.eye(3)
         self.force_setpoint = np.asarray(config.contact_force, dtype=float)
         self.integral = np.zeros(3)          # int (f - f_d) dt, N s (eq. 6.7's z on the force rows)
+        self._orientation_given: np.ndarray | None = None   # a setpoint received (topic), kept across grasps
         self._last_force_time: float | None = None     # s, the last update with a measured force
 
     @property
@@ -176,7 +183,8 @@ class ForceMotionController:
         self.law = HybridForceMotionLaw(law_model, contact, self.actuated, self.motion, np.arange(3))
         configured = self.config.joint_positions or {}
         self.joint_setpoint = np.array([configured.get(n, q[i]) for n, i in zip(self.system.arm_joints, self.arm_q)])
-        quat = self.config.base_orientation_xyzw or tuple(q[self.base_quaternion])
+        quat = self._orientation_given if self._orientation_given is not None else \
+            self.config.base_orientation_xyzw or tuple(q[self.base_quaternion])
         self.rotation_setpoint = _rotation(np.asarray(quat, dtype=float))
         self.integral[:] = 0.0
         self._last_force_time = None
@@ -189,11 +197,14 @@ class ForceMotionController:
         self.force_setpoint = np.asarray(force, dtype=float).copy()
 
     def set_orientation_setpoint(self, quat_xyzw) -> None:
-        """Base orientation setpoint (x, y, z, w; base link -> world), unit (already validated)."""
-        self.rotation_setpoint = _rotation(np.asarray(quat_xyzw, dtype=float))
+        """Base orientation setpoint (x, y, z, w; base link -> world), unit (already validated); one given before
+        the grasp is the one the mode starts with."""
+        self._orientation_given = np.asarray(quat_xyzw, dtype=float).copy()
+        self.rotation_setpoint = _rotation(self._orientation_given)
 
     def set_joint_setpoint(self, names, positions) -> None:
-        """Setpoints of the named arm joints (rad or m); CommandError naming an unknown joint."""
+        """Setpoints of the named arm joints (rad or m); CommandError naming an unknown joint, a value that is not
+        finite or one outside the URDF limits (nothing changes then)."""
         arm = list(self.system.arm_joints)
         unknown = [n for n in names if n not in arm]
         if unknown:
@@ -201,8 +212,12 @@ class ForceMotionController:
         values = np.asarray(positions, dtype=float)
         if values.shape != (len(names),) or not np.all(np.isfinite(values)):
             raise CommandError("positions", f"{len(names)} finite values expected, got {positions!r}")
-        for name, value in zip(names, values):
-            self.joint_setpoint[arm.index(name)] = value
+        rows = [arm.index(n) for n in names]
+        for name, row, value in zip(names, rows, values):
+            if not self.lower[row] <= value <= self.upper[row]:
+                raise CommandError(f"positions.{name}", f"{value} is outside the URDF limits "
+                                                        f"[{self.lower[row]:.6g}, {self.upper[row]:.6g}]")
+        self.joint_setpoint[rows] = values
 
     def update(self, t: float, q: np.ndarray, v: np.ndarray, force: np.ndarray | None) -> ForceMotionOutput:
         """Eqs. 6.6-6.7 realized by (R) at time t (s); `force` (N, hand frame, on the target) or None."""

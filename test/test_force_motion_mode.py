@@ -200,6 +200,8 @@ def test_bad_force_motion_configurations_are_named():
         load_scenario(SCENARIO, parse_overrides(["controller.force_motion=null"]))
     with pytest.raises(ConfigError, match="base_orientation_xyzw"):
         load_scenario(SCENARIO, parse_overrides(["controller.force_motion.base_orientation_xyzw=[0, 0, 0, 2]"]))
+    with pytest.raises(ConfigError, match="force_motion.joint_positions.joint_2.*URDF limits"):
+        ScenarioGraph(["controller.force_motion.joint_positions={joint_2: 5.0}"])
     with pytest.raises(ConfigError, match="evaluation.force_motion.bands.force"):
         load_scenario(SCENARIO, parse_overrides(["evaluation.force_motion.bands.force=0"]))
     sc = load_scenario(SCENARIO)
@@ -222,6 +224,21 @@ def test_the_mode_refuses_what_it_cannot_use():
         mode.set_joint_setpoint(["joint_9"], [0.1])
     with pytest.raises(CommandError, match="positions"):
         mode.set_joint_setpoint(["joint_1"], [float("nan")])
+    with pytest.raises(CommandError, match="positions.joint_1.*outside the URDF limits"):
+        mode.set_joint_setpoint(["joint_1", "joint_2"], [4.0, 0.1])
+    assert mode.joint_setpoint[1] == 0.2                  # nothing changed (the scenario's setpoint)
     out = mode.update(0.0, q, v, None)              # no force measured yet: the force loop waits, no NaN goes out
     assert np.isnan(out.force_error).all() and np.isfinite(out.arm_torque).all()
     assert np.isfinite(out.thruster_force).all() and np.isfinite(out.thruster_torque).all()
+
+
+def test_an_attitude_setpoint_sent_before_the_grasp_is_the_one_the_mode_starts_with():
+    sc = load_scenario(SCENARIO)
+    system = SystemModel(sc.model)
+    mode = ForceMotionController(system, sc.controller.force_motion, "robot")
+    q, v = sc.initial_state(system)
+    half = np.sin(0.05)
+    mode.set_orientation_setpoint([0.0, 0.0, half, np.cos(0.05)])       # 0.1 rad about z
+    mode.start(q, v)
+    out = mode.update(0.0, q, v, None)
+    assert np.allclose(out.attitude_error, [0.0, 0.0, 0.1], atol=1e-12)  # not the configured zero attitude
