@@ -5,12 +5,23 @@ by eq. 7.11 (adaptive_inverse_dynamics.py's AdaptationLaw on Pinocchio's joint-t
 (adaptive_study.py) runs the same law on its own plant, with the plant's exact acceleration; it is this mode's oracle.
 
 What the node has that the study does not, and what it does about it:
-- no acceleration measurement: eq. 7.8's Y(q, v, a) takes a = (v_k - v_k-1) / (t_k - t_k-1), the mean over the
-  last control period (Pinocchio's a is the derivative of v in the same LOCAL representation), so each update
-  adapts with the regressor of the previous instant (q, v, errors and contact rows of t_k-1): one period late;
+- no acceleration measurement: eq. 7.8's Y(q, v, a) takes a = (v_k - v_k-1) / (t_k - t_k-1) between two
+  consecutive measured states, t their sample times (the header stamps, not the control instants: under ROS 2 a
+  control period may see no new state, or two), the mean acceleration in between (Pinocchio's a is the derivative
+  of v in the same LOCAL representation); so each update adapts with the regressor of the previous state (q, v,
+  errors and contact rows of t_k-1): one period late. A state whose parts come from different instants (sample
+  time NaN) or an old one again does not adapt;
 - the force law is eq. 7.3's, lambda_c = lambda_d - K_F e_F (no integral), in the study's relaxed sampled form
-  f_k = (K_F f_k-1 + f_d - K_F e_F,k) / (1 + K_F) (the direct form diverges for K_F > 1), e_F measured on
-  grasp/wrench; f_d until the first measurement;
+  f*_k = (K_F f_k-1 + f_d - K_F e_F,k) / (1 + K_F) (the direct form diverges for K_F > 1), e_F measured on
+  grasp/wrench; f_d until the first measurement. Its fixed point is eq. 7.17's. With the measured force d control
+  periods old (the plant's force answers the command algebraically, e_k = f_k-d + sigma - f_d), the loop
+  f_k = a (f_k-1 - f_k-d) + ..., a = K_F / (1 + K_F), has its roots inside the unit circle for d <= 2 but not
+  for d >= 3 when a -> 1 (K_F 80: a = 0.988). In the lockstep graph d = 1; under ROS 2 the loop state ->
+  controller -> command -> dynamics -> grasp/wrench -> controller takes 3 or more periods, and the study's form
+  diverges (measured: the mass estimate at -14000 kg within 0.2 s). So only the fraction
+  `force_update_fraction` (g) of each relaxed step is taken: f_k = f_k-1 + g (f*_k - f_k-1), the same fixed point,
+  a loop gain of g a per period, which g = 0.1 keeps stable to ~10 periods of delay at the cost of ~10 periods
+  of settling;
 - V of eq. 7.12 needs the true parameters: those of the model file (the simulator's, when the node runs against
   the simulation; against real hardware V is a figure about the file, not the target). The mode reports V and the
   largest step-to-step rise of V since the grasp.
@@ -73,21 +84,25 @@ class AdaptiveForceMotionController(ForceMotionController):
         if self._force is None:
             self._force = desired.copy()
         elif np.all(np.isfinite(e_f)):
-            self._force = (kf * self._force + desired - kf * e_f) / (1.0 + kf)
+            relaxed = (kf * self._force + desired - kf * e_f) / (1.0 + kf)
+            self._force = self._force + self.config.adaptation.force_update_fraction * (relaxed - self._force)
         return self._force
 
-    def _before_solve(self, t: float, q: np.ndarray, v: np.ndarray, error: np.ndarray, rate: np.ndarray) -> None:
-        """Eq. 7.11 from the previous instant, with the mean acceleration since then; V (eq. 7.12) now."""
+    def _before_solve(self, sample_time: float, q: np.ndarray, v: np.ndarray, error: np.ndarray,
+                      rate: np.ndarray) -> None:
+        """Eq. 7.11 from the previous state, with the mean acceleration since then; V (eq. 7.12) now. Nothing for a
+        state of unknown instant (NaN) or not newer than the previous one."""
+        if not sample_time > (-np.inf if self._previous is None else self._previous[0]):
+            return
         estimate = self.estimated.estimate()
         if self._previous is not None:
             t0, q0, v0, error0, rate0, J0 = self._previous
-            step = t - t0
-            if step > 0.0:
-                acceleration = (v - v0) / step
-                estimate = estimate + step * self.adaptation.rate(q0, v0, acceleration, J0, error0, rate0)
-                if not np.all(np.isfinite(estimate)):
-                    raise CommandError("state", "the adaptation gives non-finite estimates at this state")
-                self.estimated.set_estimate(estimate)
+            step = sample_time - t0
+            acceleration = (v - v0) / step
+            estimate = estimate + step * self.adaptation.rate(q0, v0, acceleration, J0, error0, rate0)
+            if not np.all(np.isfinite(estimate)):
+                raise CommandError("state", "the adaptation gives non-finite estimates at this state")
+            self.estimated.set_estimate(estimate)
         lyapunov = self.adaptation.lyapunov(error, rate, estimate)
         if np.isfinite(self.lyapunov):
             self.largest_lyapunov_increase = max(self.largest_lyapunov_increase, lyapunov - self.lyapunov)
@@ -95,7 +110,7 @@ class AdaptiveForceMotionController(ForceMotionController):
             self.lyapunov_at_grasp = lyapunov
         self.lyapunov = lyapunov
         J, _ = self.law.contact.evaluate(q, v)
-        self._previous = (t, q.copy(), v.copy(), error, rate, J)
+        self._previous = (sample_time, q.copy(), v.copy(), error, rate, J)
 
     def _adaptive_state(self) -> tuple:
         return self.estimated.estimate(), self.lyapunov

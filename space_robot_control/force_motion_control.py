@@ -44,12 +44,15 @@ ADAPTED_GROUPS = ("mass", "first_moment", "inertia")       # Gamma^-1 per group 
 class AdaptationConfig:
     """controller.yaml `force_motion.adaptation` (seed 004 ch. 7): the bodies whose inertial parameters are
     estimated (by their joint's name), the initial estimate as a factor on the model file's values, Gamma^-1 per
-    parameter group (kg, kg m, kg m^2 per unit of Y_1^T s) and the Lyapunov weight q (Q = q I)."""
+    parameter group (kg, kg m, kg m^2 per unit of Y_1^T s), the Lyapunov weight q (Q = q I), and the fraction of
+    eq. 7.3's relaxed force update applied per control period (adaptive_force_motion_control.py: 1 is the study's
+    form, stable only while the measured force is at most two periods old)."""
 
     estimated_joints: tuple
     initial_scale: float
     gamma_inverse: dict
     lyapunov_q: float
+    force_update_fraction: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,8 @@ def read_force_motion_config(reader: ConfigReader) -> ForceMotionConfig:
         adaptation = AdaptationConfig(tuple(sub.string_list("estimated_joints")),
                                       sub.number("initial_scale", exclusive_minimum=0.0),
                                       {name: gamma.number(name, minimum=0.0) for name in ADAPTED_GROUPS},
-                                      sub.number("lyapunov_q", exclusive_minimum=0.0))
+                                      sub.number("lyapunov_q", exclusive_minimum=0.0),
+                                      sub.number("force_update_fraction", 1.0, exclusive_minimum=0.0, maximum=1.0))
         if not adaptation.estimated_joints:
             raise sub.error("estimated_joints", "must name at least one joint (its child body is estimated)")
         if gains.ki != 0.0:
@@ -219,8 +223,11 @@ class ForceMotionController:
                                                         f"[{self.lower[row]:.6g}, {self.upper[row]:.6g}]")
         self.joint_setpoint[rows] = values
 
-    def update(self, t: float, q: np.ndarray, v: np.ndarray, force: np.ndarray | None) -> ForceMotionOutput:
-        """Eqs. 6.6-6.7 realized by (R) at time t (s); `force` (N, hand frame, on the target) or None."""
+    def update(self, t: float, q: np.ndarray, v: np.ndarray, force: np.ndarray | None,
+               sample_time: float | None = None) -> ForceMotionOutput:
+        """Eqs. 6.6-6.7 realized by (R) at time t (s); `force` (N, hand frame, on the target) or None.
+        sample_time (s): the instant q, v were measured at (None: t; NaN: unknown, e.g. parts of the state from
+        different instants). Only the adaptive mode uses it."""
         if self.law is None:
             raise CommandError("force_motion", "not started (the grasp is open)")
         gains = self.config.gains
@@ -230,7 +237,7 @@ class ForceMotionController:
         error = np.concatenate((e_r, e_q))
         rate = -np.concatenate((v[self.base_v[3:]], v[self.arm_v]))
         e_f = np.full(3, np.nan) if force is None else np.asarray(force, dtype=float) - self.force_setpoint
-        self._before_solve(t, q, v, error, rate)
+        self._before_solve(t if sample_time is None else sample_time, q, v, error, rate)
         # the multipliers act on the hand: lambda_f = -(the force on the target the law asks for)
         lambda_f = -self._force_command(t, e_f)
         try:
@@ -265,8 +272,10 @@ class ForceMotionController:
             self._last_force_time = t
         return implicit_force_command(self.force_setpoint, self.integral, self.config.gains)
 
-    def _before_solve(self, t: float, q: np.ndarray, v: np.ndarray, error: np.ndarray, rate: np.ndarray) -> None:
-        """Called each update before (R) is solved (the adaptive mode updates its estimates here)."""
+    def _before_solve(self, sample_time: float, q: np.ndarray, v: np.ndarray, error: np.ndarray,
+                      rate: np.ndarray) -> None:
+        """Called each update before (R) is solved, with the state's sample time (the adaptive mode updates its
+        estimates here)."""
 
     def _adaptive_state(self) -> tuple:
         return None, None

@@ -323,8 +323,9 @@ class ControllerCore(NodeCore):
     def _control_force_motion(self, now: float) -> None:
         """One update of the hybrid force/motion mode: arm torques, the thrusters' wrench (wheels idle)."""
         try:
-            out = self.force_motion_output = self.force_motion.update(now, self.state.q, self.state.v,
-                                                                      self._measured_force)
+            sample = self.state.sample_time
+            out = self.force_motion_output = self.force_motion.update(
+                now, self.state.q, self.state.v, self._measured_force, math.nan if sample is None else sample)
         except CommandError as exc:
             self._state_error(str(exc))
             self._skip(now, f"state refused: {exc}")

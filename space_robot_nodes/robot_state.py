@@ -19,7 +19,7 @@ from space_robot_dynamics.index_views import contiguous_index
 from space_robot_dynamics.model.model_config import mount_rotation
 from space_robot_dynamics.model.system_model import SystemModel
 
-from .conversions import read_joint_state, read_odometry_values
+from .conversions import read_joint_state, read_odometry_values, seconds
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,7 @@ class StateAssembler:
             self._flexible = (tuple(e[0] for e in entries), np.array([e[1] for e in entries], dtype=int),
                               np.array([e[2] for e in entries], dtype=int), np.array([e[3] for e in entries]))
         self._stamps: dict[str, float] = {}
+        self._samples: dict[str, float] = {}      # part -> header stamp (s) of the message its values come from
         self._held: dict[str, tuple] = {}
         self._ready = False
 
@@ -155,6 +156,8 @@ class StateAssembler:
                     self.take_odometry(part, msg, now, field)
             except CommandError as exc:
                 errors.append(str(exc))
+                continue
+            self._samples[part] = seconds(msg.header.stamp)
         if held and self._flexible is not None:
             self.system.coordinates.project(self.q, self.v)
         return errors
@@ -165,6 +168,16 @@ class StateAssembler:
             self._ready = "joints" in self._stamps and all(name in self._stamps for name in self._bases) and \
                 (self._flexible is None or "flexible" in self._stamps)
         return self._ready
+
+    @property
+    def sample_time(self) -> float | None:
+        """The header stamp (s) every part of q, v comes from, when they all share it: one instant of the
+        publisher's (the dynamics node stamps a tick's messages alike). None when parts come from different instants
+        (under ROS 2 a control period can fall between two parts' arrivals) or before every part arrived."""
+        if not self.ready:
+            return None
+        stamps = set(self._samples.values())
+        return stamps.pop() if len(stamps) == 1 else None
 
     def age(self, now: float) -> float:
         """Seconds since the oldest part was received (inf before all parts arrived)."""

@@ -491,7 +491,8 @@ def _check_state_rates(nodes: NodesConfig, controller: ControllerConfig, nodes_r
     """The controller computes a command from a fresh state every period: joint_states, and the odometry of
     the bus its wheels turn, must come at least at the control rate (other bases, e.g. the free-drifting
     target, may come slower: the state assembler keeps their last pose and twist); so must flexible_modes on a
-    flexible model (the motor angles it feeds back)."""
+    flexible model (the motor angles it feeds back). The force_motion mode computes the contact rows between the
+    hand and the target from the state: every odometry at the control rate, and grasp/wrench (its force loop)."""
     dynamics, rate = nodes.dynamics, controller.rate
     if dynamics.state_rate < rate:
         raise nodes_reader.error("dynamics.rates.state", f"{dynamics.state_rate:g} Hz is below the controller's "
@@ -504,6 +505,15 @@ def _check_state_rates(nodes: NodesConfig, controller: ControllerConfig, nodes_r
         raise nodes_reader.error(f"dynamics.rates.odometry.{bus}", f"{dynamics.odometry_rates[bus]:g} Hz is below "
                                  f"the controller's rate ({rate:g} Hz): the bus odometry is part of every "
                                  "control period's state")
+    if "force_motion" in controller.modes:
+        for subtree, topic_rate in dynamics.odometry_rates.items():
+            if subtree in dynamics.odometry and topic_rate < rate:
+                raise nodes_reader.error(f"dynamics.rates.odometry.{subtree}", f"{topic_rate:g} Hz is below the "
+                                         f"controller's rate ({rate:g} Hz): the force_motion mode's contact rows "
+                                         "need every body's state each control period")
+        if dynamics.grasp_wrench_rate < rate:
+            raise nodes_reader.error("dynamics.rates.grasp_wrench", f"{dynamics.grasp_wrench_rate:g} Hz is below the "
+                                     f"controller's rate ({rate:g} Hz): the force_motion mode's force loop reads it")
 
 
 def _torque_profile(reader: ConfigReader, model: ModelConfig) -> TorqueProfile:

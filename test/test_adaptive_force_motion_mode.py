@@ -2,11 +2,12 @@
 docs/controllers.md sec. 3.4): seed 004 ch. 7 on the Hubble case through the node graph, against the thesis study
 (adaptive_study.py: the same law on its own plant, with the plant's exact acceleration) as the oracle.
 
-What must differ and by how much: the node adapts with the mean acceleration of the last control period and the
-previous instant's regressor (no accelerometer), so V of eq. 7.12 may rise between updates by a little, where the
-study's exact loop never rises; the bound, 1e-3 of V at the grasp, is ~10x what the run gives (9e-5). Settling, the
-estimates and V at 10 s are compared with the study at the same dt; the tolerances are stated at each assertion.
-The V test can fail: with the adaptation's sign reversed V rises by ~1e-2 of V(0) within 1 s.
+What must differ and by how much: the node adapts with the mean acceleration between the last two states and the
+previous state's regressor (no accelerometer), and its force loop takes 0.1 of each relaxed step of eq. 7.3 (stable
+under ROS 2's latency). V of eq. 7.12 still never rises in the lockstep run (the requirement allows 1e-3 of V at the
+grasp). Settling, the estimates, V and the force error at 10 s are compared with the study at the same dt; the
+tolerances are stated at each assertion. The V test can fail: with the adaptation's sign reversed V rises by more
+than 1e-3 of V(0) within 1 s.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from space_robot_control.adaptive_inverse_dynamics import AdaptationLaw
 from space_robot_control.adaptive_study import AdaptiveStudy, read_adaptive_settings
 from space_robot_dynamics.config_reader import ConfigReader, parse_yaml
 from space_robot_dynamics.errors import ConfigError
+from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_nodes.scenario import load_scenario, parse_overrides
 from space_robot_runtime.cli import sim_main
 
@@ -54,16 +56,17 @@ def test_the_hubble_case_runs_in_the_graph_with_its_requirements(graph_run):
 
 def test_the_graph_agrees_with_the_study(graph_run, study_run):
     _code, s = graph_run
-    # settling: one control period late at the start, and a regressor a period late: within 0.1 s (5 x the 10 ms
-    # recording period the settling is read on)
-    assert s["settling_time_s"] == pytest.approx(study_run["settling_time_s"], abs=0.1)
-    # V at the grasp is the same state and estimate: equal to round-off; at 10 s within 2 %
+    # settling: one control period late at the start, a regressor a period late, a force loop taking 0.1 of each
+    # relaxed step: within 20 ms (2 samples of the 10 ms recording the settling is read on)
+    assert s["settling_time_s"] == pytest.approx(study_run["settling_time_s"], abs=0.02)
+    # V at the grasp is the same state and estimate: equal to round-off; at 10 s within 0.1 % (measured 5e-5)
     assert s["lyapunov_initial"] == pytest.approx(study_run["lyapunov_initial"], rel=1e-9)
-    assert s["lyapunov_final"] == pytest.approx(study_run["lyapunov_final"], rel=0.02)
+    assert s["lyapunov_final"] == pytest.approx(study_run["lyapunov_final"], rel=1e-3)
     # The estimates do not converge in either run (a held pose does not excite them, as in the study); they move
     # where the first second's transient pushes them (Gamma^-1 up to 1e9). The graph's regressor is a period late,
-    # so its estimates end elsewhere: per parameter group (mass, first moment, inertia) the difference from the
-    # study's is 13-14 % of how far the study's moved; the bound is 25 %.
+    # so its estimates end a little elsewhere: per parameter group (mass, first moment, inertia) within 5 % of how
+    # far the study's moved plus 1e-3 of the group's size (measured: 0.6 of 5500 kg, 1.5 % of the first moment's
+    # motion, 0.03 % of the inertia's).
     graph, study = s["final_parameter_estimates"], study_run["final_parameter_estimates"]
     assert set(graph) == set(study)
     for group in (("m",), ("mc_x", "mc_y", "mc_z"), ("I_xx", "I_xy", "I_yy", "I_xz", "I_yz", "I_zz")):
@@ -72,9 +75,11 @@ def test_the_graph_agrees_with_the_study(graph_run, study_run):
         moved = np.linalg.norm([study[n]["estimate"] - study[n]["initial"] for n in names])
         apart = np.linalg.norm([graph[n]["estimate"] - study[n]["estimate"] for n in names])
         assert all(graph[n]["initial"] == pytest.approx(study[n]["initial"], abs=1e-9) for n in names)
-        assert moved > 1.0 and apart <= 0.25 * moved, (group, apart, moved)
-    # the force error is bounded, not zero (eq. 7.17: the thrust is computed with the estimated mass): as the study's
-    assert s["final_force_error_n"] == pytest.approx(study_run["final_force_error_n"], rel=0.05)
+        size = np.linalg.norm([study[n]["initial"] for n in names])
+        assert moved > 1.0 and apart <= 0.05 * moved + 1e-3 * size, (group, apart, moved)
+    # the force error is bounded, not zero (eq. 7.17: the thrust is computed with the estimated mass): as the
+    # study's to 1 % (measured 0.4 %)
+    assert s["final_force_error_n"] == pytest.approx(study_run["final_force_error_n"], rel=0.01)
     assert 0.0 <= s["max_lyapunov_increase"] < 1e-3
 
 
@@ -98,4 +103,26 @@ def test_bad_adaptations_are_named():
         ScenarioGraph(["controller.force_motion.adaptation.estimated_joints=[nowhere]"], scenario=SCENARIO)
     with pytest.raises(ConfigError, match="force_motion.gains.kp.*9"):
         ScenarioGraph(["controller.force_motion.gains.kp=[1, 2]"], scenario=SCENARIO)
-    assert np.isfinite(load_scenario(SCENARIO).controller.force_motion.adaptation.initial_scale)
+    with pytest.raises(ConfigError, match="dynamics.rates.odometry.target.*contact rows"):
+        load_scenario(SCENARIO, parse_overrides(["nodes.dynamics.rates.odometry={servicer: 1000.0, target: 100.0}"]))
+    with pytest.raises(ConfigError, match="dynamics.rates.grasp_wrench.*force loop"):
+        load_scenario(SCENARIO, parse_overrides(["nodes.dynamics.rates.grasp_wrench=100.0"]))
+
+
+def test_only_a_new_state_of_known_instant_adapts():
+    """Under ROS 2 a control period may see a state whose parts come from different instants (sample time NaN) or
+    no new state: neither adapts; the next new state adapts with the acceleration over its real interval."""
+    sc = load_scenario(SCENARIO)
+    system = SystemModel(sc.model)
+    mode = AdaptiveForceMotionController(system, sc.controller.force_motion, "servicer")
+    q, v = sc.initial_state(system)
+    mode.start(q, v)
+    mode.update(0.0, q, v, None, 0.0)
+    start = mode.estimated.estimate()
+    moved = v.copy()
+    moved += 1e-3          # every body accelerates (the target's regressor columns need its own acceleration)
+    mode.update(0.001, q, moved, None, float("nan"))
+    mode.update(0.001, q, v, None, 0.0)                           # the first state again
+    assert np.array_equal(mode.estimated.estimate(), start)
+    mode.update(0.002, q, moved, None, 0.002)
+    assert not np.array_equal(mode.estimated.estimate(), start)
