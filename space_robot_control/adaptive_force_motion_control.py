@@ -27,7 +27,11 @@ What the node has that the study does not, and what it does about it:
   largest step-to-step rise of V since the grasp.
 
 The estimates restart from `initial_scale` x the model file's values at every grasp (a new grasp may hold another
-target). Units: kg, kg m, kg m^2 (Pinocchio's dynamic parameters: m, m c, I about the joint origin, joint frame).
+target). An adaptation step that would leave the physically consistent set (a body's pseudo-inertia, Pinocchio's
+`Inertia.toPseudoInertia`, positive definite: positive mass, inertia about the CoM positive definite with the
+triangle inequalities; Wensing et al. 2017) is dropped and the estimate held, a crude stand-in for a projection onto
+the set; `held_steps` counts such steps (the node says WARN). Units: kg, kg m, kg m^2 (Pinocchio's dynamic
+parameters: m, m c, I about the joint origin, joint frame).
 """
 from __future__ import annotations
 
@@ -67,6 +71,7 @@ class AdaptiveForceMotionController(ForceMotionController):
         self.largest_lyapunov_increase = 0.0    # max over updates of V(t_k) - V(t_k-1) since the grasp
         self._previous = None                   # (t, q, v, error, rate, J) of the last update
         self._force = None                      # the relaxed eq. 7.3's last force command (N, on the target)
+        self.held_steps = 0                     # adaptation steps not taken since the grasp (module docstring)
 
     def start(self, q: np.ndarray, v: np.ndarray) -> None:
         self.estimated.set_estimate(self.initial_estimate)
@@ -74,6 +79,7 @@ class AdaptiveForceMotionController(ForceMotionController):
         self.lyapunov = self.lyapunov_at_grasp = float("nan")
         self.largest_lyapunov_increase = 0.0
         self._previous = self._force = None
+        self.held_steps = 0
 
     def _law_model(self) -> pin.Model:
         return self.estimated.model
@@ -99,10 +105,14 @@ class AdaptiveForceMotionController(ForceMotionController):
             t0, q0, v0, error0, rate0, J0 = self._previous
             step = sample_time - t0
             acceleration = (v - v0) / step
-            estimate = estimate + step * self.adaptation.rate(q0, v0, acceleration, J0, error0, rate0)
-            if not np.all(np.isfinite(estimate)):
+            proposed = estimate + step * self.adaptation.rate(q0, v0, acceleration, J0, error0, rate0)
+            if not np.all(np.isfinite(proposed)):
                 raise CommandError("state", "the adaptation gives non-finite estimates at this state")
-            self.estimated.set_estimate(estimate)
+            if physically_consistent(proposed):
+                estimate = proposed
+                self.estimated.set_estimate(estimate)
+            else:
+                self.held_steps += 1
         lyapunov = self.adaptation.lyapunov(error, rate, estimate)
         if np.isfinite(self.lyapunov):
             self.largest_lyapunov_increase = max(self.largest_lyapunov_increase, lyapunov - self.lyapunov)
@@ -114,6 +124,17 @@ class AdaptiveForceMotionController(ForceMotionController):
 
     def _adaptive_state(self) -> tuple:
         return self.estimated.estimate(), self.lyapunov
+
+
+def physically_consistent(parameters: np.ndarray) -> bool:
+    """Whether every body's 10 dynamic parameters (Pinocchio's order) have a positive-definite pseudo-inertia."""
+    for k in range(0, len(parameters), 10):
+        pseudo = pin.Inertia.FromDynamicParameters(parameters[k:k + 10]).toPseudoInertia().toMatrix()
+        try:
+            np.linalg.cholesky(pseudo)
+        except np.linalg.LinAlgError:
+            return False
+    return True
 
 
 def build_force_motion_controller(system: SystemModel, config: ForceMotionConfig, bus_subtree: str,

@@ -497,11 +497,14 @@ class ControllerCore(NodeCore):
                   ("thruster_torque_nm", float(np.linalg.norm(out.thruster_torque)))]
         if out.lyapunov is not None:          # the adaptive law (ch. 7)
             values += [("lyapunov", out.lyapunov),
-                       ("max_lyapunov_increase", mode.largest_lyapunov_increase)]
+                       ("max_lyapunov_increase", mode.largest_lyapunov_increase), ("held_steps", mode.held_steps)]
         clipped = [n for n, c in zip(self.system.arm_joints, out.arm_saturated) if c]
+        held = getattr(mode, "held_steps", 0)
         parts = ([f"arm torque clipped on {clipped}"] if clipped else []) + \
                 ([f"thrust scaled down to {out.thrust_scale:.3g} of the law's"] if out.thrust_scale < 1.0 else []) + \
-                (["no grasp wrench measured yet (force loop open)"] if not np.isfinite(force_error) else [])
+                (["no grasp wrench measured yet (force loop open)"] if not np.isfinite(force_error) else []) + \
+                ([f"{held} adaptation step(s) held: they would have left the physically consistent parameters"]
+                 if held else [])
         message = f"force/motion: joints {values[1][1]:.4g}, attitude {values[2][1]:.4g} rad, force " + \
                   (f"{force_error:.4g} N" if np.isfinite(force_error) else "unmeasured")
         return cv.diagnostic_status(self.types, cv.WARN if parts else cv.OK, f"{self.name}: force_motion",

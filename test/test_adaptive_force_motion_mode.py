@@ -126,3 +126,23 @@ def test_only_a_new_state_of_known_instant_adapts():
     assert np.array_equal(mode.estimated.estimate(), start)
     mode.update(0.002, q, moved, None, 0.002)
     assert not np.array_equal(mode.estimated.estimate(), start)
+
+
+def test_a_step_out_of_the_physical_parameters_is_held(monkeypatch):
+    """An adaptation step that would make the target's mass negative is not taken (projection onto the
+    physically consistent set); the count says so and the node reports it as a WARN."""
+    original = AdaptationLaw.rate
+
+    def too_far(self, *args):
+        rate = original(self, *args)
+        rate[0] = -1e10                           # kg/s: the mass would go negative within one 1 ms step
+        return rate
+
+    monkeypatch.setattr(AdaptationLaw, "rate", too_far)
+    graph = ScenarioGraph(scenario=SCENARIO)
+    graph.run(0.2)
+    mode = graph.controller.force_motion
+    assert mode.held_steps > 0
+    assert mode.estimated.estimate()[0] == pytest.approx(5500.0)      # never taken: the initial half mass
+    status = graph.statuses("controller: force_motion")[-1]
+    assert "adaptation step(s) held" in status.message and status.level == 1     # WARN
