@@ -143,6 +143,10 @@ class ControllerCore(NodeCore):
         # FollowJointTrajectory goals: submitted by the rclpy glue (ros/trajectory_action_server.py), checked
         # after each control update while one is active (see trajectory_execution.py)
         self.trajectory_action = TrajectoryExecution(controller, config.trajectory_action, self._goal_event)
+        if self.force_motion is not None:      # it would never run: the mode drives the arm while the grasp holds
+            self.trajectory_action.refusal = lambda: (
+                "the force_motion mode drives the arm while the grasp holds (a joint trajectory's last point is its "
+                "setpoint, on " + config.trajectory + ")") if self.force_motion.active else None
 
     def _cartesian_controller(self, controller: ServicerController) -> CartesianApproachController | None:
         settings = controller.config.cartesian_approach

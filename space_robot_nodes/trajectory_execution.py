@@ -139,6 +139,8 @@ class TrajectoryExecution:
                                                         f"{config.feedback_rate} Hz")
         self.controller = controller
         self.config = config
+        # the node's reason to refuse any goal now (e.g. a mode that holds the arm itself), or None
+        self.refusal: Callable[[], str | None] = lambda: None
         self.joint_names = tuple(controller.arm_joints)
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         system = controller.system
@@ -172,6 +174,9 @@ class TrajectoryExecution:
         """Start executing `goal` from the state of the last control update (preempting the active goal);
         None when accepted, else the rejection (nothing changes then)."""
         try:
+            refusal = self.refusal()
+            if refusal is not None:
+                raise CommandError("mode", refusal)
             path = self._tolerances(goal.path_tolerance, self._default_path, "path_tolerance")
             tolerance = self._tolerances(goal.goal_tolerance, self._default_goal, "goal_tolerance")
             goal_time = self._goal_time_tolerance(goal.goal_time_tolerance)

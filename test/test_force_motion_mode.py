@@ -242,3 +242,18 @@ def test_an_attitude_setpoint_sent_before_the_grasp_is_the_one_the_mode_starts_w
     mode.start(q, v)
     out = mode.update(0.0, q, v, None)
     assert np.allclose(out.attitude_error, [0.0, 0.0, 0.1], atol=1e-12)  # not the configured zero attitude
+
+
+def test_a_follow_joint_trajectory_goal_is_refused_while_the_mode_holds_the_arm():
+    """The mode drives the arm itself: an action goal would never run, so it is rejected with the reason (and a
+    topic trajectory's last point is the setpoint instead)."""
+    from space_robot_nodes.trajectory_execution import REJECTED, TrajectoryActionGoal
+
+    graph = ScenarioGraph([joint_override(0.1 * THESIS_JOINTS)])
+    names = graph.system.arm_joints
+    goal = TrajectoryActionGoal(names, [(0.01 * np.ones(len(names)), None, None, 1.0)])
+    graph.run(0.05)
+    assert graph.controller.force_motion.active
+    result = graph.controller.trajectory_action.submit("goal-1", goal)
+    assert result is not None and result.status == REJECTED
+    assert "force_motion mode drives the arm" in result.error_string
