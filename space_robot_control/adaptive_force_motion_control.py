@@ -69,7 +69,8 @@ class AdaptiveForceMotionController(ForceMotionController):
                                         np.flatnonzero(np.isin(independent, self.motion)))
         self.lyapunov = self.lyapunov_at_grasp = float("nan")
         self.largest_lyapunov_increase = 0.0    # max over updates of V(t_k) - V(t_k-1) since the grasp
-        self._previous = None                   # (t, q, v, error, rate, J) of the last update
+        self._previous = None                   # (t, q, v, error, rate, J) of the last adapted-on state
+        self._pending = None                    # this update's (t, q, v, error, rate), waiting for (R)'s J
         self._force = None                      # the relaxed eq. 7.3's last force command (N, on the target)
         self.held_steps = 0                     # adaptation steps not taken since the grasp (module docstring)
 
@@ -78,7 +79,7 @@ class AdaptiveForceMotionController(ForceMotionController):
         super().start(q, v)
         self.lyapunov = self.lyapunov_at_grasp = float("nan")
         self.largest_lyapunov_increase = 0.0
-        self._previous = self._force = None
+        self._previous = self._pending = self._force = None
         self.held_steps = 0
 
     def _law_model(self) -> pin.Model:
@@ -98,6 +99,7 @@ class AdaptiveForceMotionController(ForceMotionController):
                       rate: np.ndarray) -> None:
         """Eq. 7.11 from the previous state, with the mean acceleration since then; V (eq. 7.12) now. Nothing for a
         state of unknown instant (NaN) or not newer than the previous one."""
+        self._pending = None
         if not sample_time > (-np.inf if self._previous is None else self._previous[0]):
             return
         estimate = self.estimated.estimate()
@@ -119,8 +121,13 @@ class AdaptiveForceMotionController(ForceMotionController):
         else:
             self.lyapunov_at_grasp = lyapunov
         self.lyapunov = lyapunov
-        J, _ = self.law.contact.evaluate(q, v)
-        self._previous = (sample_time, q.copy(), v.copy(), error, rate, J)
+        self._pending = (sample_time, q.copy(), v.copy(), error, rate)
+
+    def _after_solve(self, realized) -> None:
+        """The state just adapted on becomes the previous one, with the contact rows (R) was solved with (the
+        same J at the same q, v: not evaluated twice)."""
+        if self._pending is not None:
+            self._previous, self._pending = (*self._pending, realized.contact_jacobian), None
 
     def _adaptive_state(self) -> tuple:
         return self.estimated.estimate(), self.lyapunov

@@ -32,6 +32,8 @@ from .hybrid_force_motion import (
     ContactRows,
     HybridForceMotionLaw,
     HybridGains,
+    RealizedLaw,
+    check_motion_sizes,
     implicit_force_command,
     motion_acceleration,
     read_hybrid_gains,
@@ -123,6 +125,9 @@ class ForceMotionController:
     """The mode's state and law (module docstring). start() when the grasp closes, update() each control period,
     stop() when it opens. Bad state or setpoints: CommandError naming the field, nothing changes."""
 
+    parameter_names: tuple = ()      # the adaptive mode's estimated parameters (none here)
+    held_steps = 0                   # the adaptive mode's adaptation steps not taken (none here)
+
     def __init__(self, system: SystemModel, config: ForceMotionConfig, bus_subtree: str, source: str | None = None):
         if system.grasp is None:
             raise ConfigError("controller.modes", "force_motion needs a grasp (model file: no `grasp` section)", source)
@@ -150,10 +155,7 @@ class ForceMotionController:
         self.base_link_in_joint = model.frames[model.getFrameId(thrusters.base_link)].placement
         self.actuated = np.concatenate((self.base_v, self.arm_v))
         self.motion = np.concatenate((self.base_v[3:], self.arm_v))
-        for name in ("kp", "kd"):
-            if np.size(getattr(config.gains, name)) not in (1, len(self.motion)):
-                raise ConfigError(f"force_motion.gains.{name}", f"one number or {len(self.motion)} (base rotation "
-                                  f"x, y, z, then {list(system.arm_joints)})", source)
+        check_motion_sizes(config.gains, system.arm_joints, "force_motion.gains", source)
         self.effort_limit = system.arm_effort_limit
         self.lower, self.upper = model.lowerPositionLimit[self.arm_q], model.upperPositionLimit[self.arm_q]
         for name, value in (config.joint_positions or {}).items():
@@ -244,6 +246,7 @@ class ForceMotionController:
             realized = self.law.solve(q, v, motion_acceleration(error, rate, np.zeros(len(error)), gains), lambda_f)
         except np.linalg.LinAlgError as exc:
             raise CommandError("state", f"the hybrid law's system (R) is singular at this state ({exc})") from exc
+        self._after_solve(realized)
         inputs = realized.inputs
         if not np.all(np.isfinite(inputs)):
             raise CommandError("state", "the hybrid law gives non-finite inputs at this state; no command computed")
@@ -276,6 +279,9 @@ class ForceMotionController:
                       rate: np.ndarray) -> None:
         """Called each update before (R) is solved, with the state's sample time (the adaptive mode updates its
         estimates here)."""
+
+    def _after_solve(self, realized: RealizedLaw) -> None:
+        """Called with (R)'s solution (the adaptive mode keeps its contact rows for the next adaptation)."""
 
     def _adaptive_state(self) -> tuple:
         return None, None

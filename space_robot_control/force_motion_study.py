@@ -30,10 +30,12 @@ from .hybrid_force_motion import (
     ContactRows,
     HybridForceMotionLaw,
     HybridGains,
+    check_motion_sizes,
     implicit_force_command,
     motion_acceleration,
     read_hybrid_gains,
 )
+from .settling import settling_time
 
 BASE_ACTUATION = ("thrusters", "attitude_only")
 
@@ -103,14 +105,6 @@ class StudyResult:
     summary: dict
 
 
-def settling_time(t: np.ndarray, inside: np.ndarray) -> float | None:
-    """First time after which `inside` (bool per sample) stays true; None if it is false at the end."""
-    if not inside[-1]:
-        return None
-    outside = np.flatnonzero(~inside)
-    return 0.0 if outside.size == 0 else float(t[min(outside[-1] + 1, len(t) - 1)])
-
-
 class ForceMotionStudy:
     """Set-up and closed loop of the ch. 6 case (module docstring)."""
 
@@ -151,10 +145,7 @@ class ForceMotionStudy:
         contact = ContactRows(model, self.plant.joint1, self.plant.placement1, self.plant.joint2,
                               self.plant.placement2)
         motion = np.concatenate((self.base_v[3:], self.arm_v))
-        for name in ("kp", "kd"):
-            if np.size(getattr(s.gains, name)) not in (1, len(motion)):
-                raise ConfigError(f"gains.{name}", f"one number or {len(motion)} (base rotation x, y, z, then "
-                                                   f"{list(system.arm_joints)}), got {np.size(getattr(s.gains, name))}")
+        check_motion_sizes(s.gains, system.arm_joints)
         if s.base_actuation == "thrusters":
             actuated, force_rows = np.concatenate((self.base_v, self.arm_v)), np.arange(3)
         else:

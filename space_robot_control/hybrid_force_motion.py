@@ -103,13 +103,26 @@ def read_hybrid_gains(reader: ConfigReader) -> HybridGains:
     return gains
 
 
+def check_motion_sizes(gains: HybridGains, arm_joints, field: str = "gains", source: str | None = None) -> None:
+    """ConfigError naming `field`.kp / .kd when one has neither one entry nor one per motion coordinate (base
+    rotation x, y, z, then the arm joints)."""
+    size = 3 + len(arm_joints)
+    for name in ("kp", "kd"):
+        given = np.size(getattr(gains, name))
+        if given not in (1, size):
+            raise ConfigError(f"{field}.{name}", f"one number or {size} (base rotation x, y, z, then "
+                                                 f"{list(arm_joints)}), got {given}", source)
+
+
 @dataclass(frozen=True)
 class RealizedLaw:
-    """One solve of (R): inputs u (actuated order), accelerations a (nv), multipliers lambda (6, on the hand)."""
+    """One solve of (R): inputs u (actuated order), accelerations a (nv), multipliers lambda (6, on the hand), and
+    the contact rows J (6 x nv) it was solved with."""
 
     inputs: np.ndarray
     acceleration: np.ndarray
     force: np.ndarray
+    contact_jacobian: np.ndarray
 
 
 class HybridForceMotionLaw:
@@ -154,7 +167,7 @@ class HybridForceMotionLaw:
         m[nv:nv + 6, :nv] = J
         rhs = np.concatenate((-h, -gamma, motion_acceleration, force_command))
         x = np.linalg.solve(m, rhs)
-        return RealizedLaw(x[nv:nv + nu], x[:nv], x[nv + nu:])
+        return RealizedLaw(x[nv:nv + nu], x[:nv], x[nv + nu:], J)
 
     def thesis_generalized_force(self, q: np.ndarray, v: np.ndarray, acceleration: np.ndarray,
                                  lambda_c: np.ndarray) -> np.ndarray:

@@ -125,8 +125,8 @@ class ControllerCore(NodeCore):
             self._idle_wheels = np.zeros(len(controller.wheel_joints))
             self.add_subscription(config.grasp_wrench, cv.WRENCH_STAMPED, self.on_grasp_wrench, latest_only=True)
             self.add_publication(config.base_thrusters_command, cv.WRENCH_STAMPED)
-            names = getattr(self.force_motion, "parameter_names", None)
-            if names is not None:        # the adaptive law: its estimates and V, with the diagnostics
+            names = self.force_motion.parameter_names
+            if names:                    # the adaptive law: its estimates and V, with the diagnostics
                 self.add_publication(config.force_estimates, cv.FLOAT64_MULTI_ARRAY)
                 self._estimates = mb.Float64MultiArrayBuilder(types, len(names) + 3, ",".join(
                     (*names, "lyapunov", "lyapunov_at_grasp", "max_lyapunov_increase")))
@@ -503,7 +503,7 @@ class ControllerCore(NodeCore):
             values += [("lyapunov", out.lyapunov),
                        ("max_lyapunov_increase", mode.largest_lyapunov_increase), ("held_steps", mode.held_steps)]
         clipped = [n for n, c in zip(self.system.arm_joints, out.arm_saturated) if c]
-        held = getattr(mode, "held_steps", 0)
+        held = mode.held_steps
         parts = ([f"arm torque clipped on {clipped}"] if clipped else []) + \
                 ([f"thrust scaled down to {out.thrust_scale:.3g} of the law's"] if out.thrust_scale < 1.0 else []) + \
                 (["no grasp wrench measured yet (force loop open)"] if not np.isfinite(force_error) else []) + \

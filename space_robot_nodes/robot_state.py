@@ -131,7 +131,7 @@ class StateAssembler:
             self._flexible = (tuple(e[0] for e in entries), np.array([e[1] for e in entries], dtype=int),
                               np.array([e[2] for e in entries], dtype=int), np.array([e[3] for e in entries]))
         self._stamps: dict[str, float] = {}
-        self._samples: dict[str, float] = {}      # part -> header stamp (s) of the message its values come from
+        self._samples: dict[str, object] = {}     # part -> the message its values come from (its stamp: sample_time)
         self._held: dict[str, tuple] = {}
         self._ready = False
 
@@ -157,7 +157,7 @@ class StateAssembler:
             except CommandError as exc:
                 errors.append(str(exc))
                 continue
-            self._samples[part] = seconds(msg.header.stamp)
+            self._samples[part] = msg           # the stamp is read only when asked (sample_time): not every node does
         if held and self._flexible is not None:
             self.system.coordinates.project(self.q, self.v)
         return errors
@@ -176,7 +176,7 @@ class StateAssembler:
         (under ROS 2 a control period can fall between two parts' arrivals) or before every part arrived."""
         if not self.ready:
             return None
-        stamps = set(self._samples.values())
+        stamps = {seconds(msg.header.stamp) for msg in self._samples.values()}
         return stamps.pop() if len(stamps) == 1 else None
 
     def age(self, now: float) -> float:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from space_robot_control.force_motion_study import settling_time
+from space_robot_control.settling import settling_time
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_nodes.conversions import LEVEL_NAMES
 from space_robot_nodes.scenario import Scenario
