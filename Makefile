@@ -20,11 +20,15 @@ ROS2_PREFIX ?= /opt/ros2-humble
 
 .PHONY: demo test test-ros2 install bench bench-ros2 lint clean rviz-shots
 
-$(STAMP): setup.py setup.cfg package.xml $(CONSTRAINTS)
+# Pinocchio first: setup.py compiles the flexible step against the headers of the `pin` wheel it finds there.
+$(STAMP): setup.py setup.cfg package.xml space_robot_dynamics/simulation/native/flexible_step.cpp $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install $(PIP_FLAGS) "$(PIN_SPEC)"
 	$(VENV)/bin/pip install $(PIP_FLAGS) "$(PIN_SPEC)" -e ".[test,campaign]"
 	$(if $(NUMPY_OVERRIDE),$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps "$(NUMPY_OVERRIDE)")
 	$(VENV)/bin/python -c "import pinocchio, numpy; print('pinocchio', pinocchio.__version__, 'numpy', numpy.__version__)"
+	$(VENV)/bin/python -c "from space_robot_dynamics.simulation.compiled_flexible_step import load; \
+	  print('compiled flexible step:', load()[1] or 'built')"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -60,4 +64,4 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 clean:
-	rm -rf $(VENV) build install log out .pytest_cache
+	rm -rf $(VENV) build install log out .pytest_cache space_robot_dynamics/simulation/_flexible_step*.so

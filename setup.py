@@ -1,7 +1,16 @@
-"""ament_python build of space_robot; also a plain pip install on a machine without ROS."""
-import os
+"""ament_python build of space_robot; also a plain pip install on a machine without ROS.
 
-from setuptools import find_packages, setup
+It also compiles the flexible step (space_robot_dynamics/simulation/native/flexible_step.cpp, ~2 min) when a C++
+compiler and Pinocchio's, Boost's and Eigen's headers are found: Pinocchio's own (a `pin` wheel's cmeel prefix, a ROS
+or system install) or SPACE_ROBOT_PINOCCHIO_INCLUDE / SPACE_ROBOT_EIGEN_INCLUDE. Without them, or when the compile
+fails, the install goes on without it and the simulator runs the Python step (compiled_flexible_step.py says why).
+"""
+import glob
+import os
+import sys
+import sysconfig
+
+from setuptools import Extension, find_packages, setup
 
 package_name = "space_robot"
 
@@ -16,6 +25,47 @@ def share_tree(folder):
     return entries
 
 
+def header_folders():
+    """Folders holding pinocchio/algorithm/crba.hpp and boost/ (Pinocchio's) and Eigen/Core, or None.
+
+    Searched: the environment variables, the `pin` wheel's cmeel prefix in this interpreter's site-packages (also
+    from pip's isolated build: sysconfig still names the target environment's), the interpreter's prefix, ROS and
+    the system folders."""
+    prefixes = [os.path.join(p, "cmeel.prefix", "include") for p in
+                [*sys.path, sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]] if p]
+    prefixes += [os.path.join(sys.prefix, "include"), *sorted(glob.glob("/opt/ros/*/include")), "/usr/local/include",
+                 "/usr/include"]
+    pinocchio = os.environ.get("SPACE_ROBOT_PINOCCHIO_INCLUDE") or next(
+        (p for p in prefixes if os.path.isfile(os.path.join(p, "pinocchio", "algorithm", "crba.hpp"))), None)
+    eigen = os.environ.get("SPACE_ROBOT_EIGEN_INCLUDE") or next(
+        (e for p in ([pinocchio] if pinocchio else []) + prefixes for e in (os.path.join(p, "eigen3"), p)
+         if os.path.isfile(os.path.join(e, "Eigen", "Core"))), None)
+    if pinocchio is None or eigen is None:
+        print(f"space_robot: the compiled flexible step is not built: no {'Pinocchio' if pinocchio is None else 'Eigen'}"
+              " headers found (set SPACE_ROBOT_PINOCCHIO_INCLUDE / SPACE_ROBOT_EIGEN_INCLUDE)", file=sys.stderr)
+        return None
+    return [pinocchio, eigen]
+
+
+def native_extensions():
+    """The compiled flexible step: a plain C-interface library loaded with ctypes (no Python API, so one build serves
+    any NumPy), optional: a failed compile leaves the Python step."""
+    folders = header_folders()
+    if folders is None:
+        return []
+    return [Extension(
+        "space_robot_dynamics.simulation._flexible_step",
+        sources=["space_robot_dynamics/simulation/native/flexible_step.cpp"],
+        include_dirs=folders,
+        language="c++",
+        # header-only Pinocchio (no link to its library); hidden visibility lets the compiler inline across the
+        # templates; -fno-math-errno changes no result (errno only). No -march: the build runs on any x86-64.
+        extra_compile_args=["-std=c++17", "-O3", "-DNDEBUG", "-fvisibility=hidden", "-fvisibility-inlines-hidden",
+                            "-fno-math-errno", "-g0", "-w"],
+        optional=True,
+    )]
+
+
 setup(
     name=package_name,
     version="0.1.0",
@@ -28,6 +78,7 @@ setup(
         *share_tree("config"),
         *share_tree("rviz"),
     ],
+    ext_modules=native_extensions(),
     python_requires=">=3.10",
     install_requires=[
         "numpy>=1.21",
@@ -47,7 +98,7 @@ setup(
         # NumPy 1.26; pyarrow 26 and later need NumPy 2).
         "campaign": ["ray>=2.10", "pyarrow>=16.1"],
     },
-    zip_safe=True,
+    zip_safe=False,                 # the compiled library is loaded from a file
     maintainer="space_robot maintainers",
     maintainer_email="maintainers@space-robot.invalid",
     description="Free-floating space manipulator simulation, control and holonomy monitoring.",

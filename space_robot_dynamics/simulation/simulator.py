@@ -48,6 +48,7 @@ from ..contact.surface_mode import SurfaceMode
 from ..errors import CommandError, SimulationDivergedError
 from ..index_views import contiguous_index
 from ..model.system_model import SystemModel
+from .compiled_flexible_step import compiled_flexible_step
 from .elastic_forces import ElasticForces
 from .external_wrenches import ExternalWrench, ExternalWrenches
 from .flexible_stability import check_flexible_stability
@@ -68,6 +69,10 @@ class SimulationSettings:
     joint_damping: bool = False
     joint_friction: bool = False
     friction_smoothing_speed: float = 1e-2   # rad/s, width of the tanh Coulomb model
+    flexible_step: str = "compiled"          # "compiled" (when built and applicable) or "python": see below
+
+
+FLEXIBLE_STEPS = ("compiled", "python")
 
 
 def read_simulation_settings(reader: ConfigReader) -> SimulationSettings:
@@ -77,6 +82,7 @@ def read_simulation_settings(reader: ConfigReader) -> SimulationSettings:
         joint_damping=reader.boolean("joint_damping", False),
         joint_friction=reader.boolean("joint_friction", False),
         friction_smoothing_speed=reader.number("friction_smoothing_speed", 1e-2, exclusive_minimum=0.0),
+        flexible_step=reader.string("flexible_step", "compiled", choices=FLEXIBLE_STEPS),
     )
     reader.reject_unknown()
     return settings
@@ -170,6 +176,7 @@ class Simulator:
         self._dt = settings.dt
         self._setup_contacts()
         self._select_rhs()
+        self._compiled, self.step_backend_reason = compiled_flexible_step(system, settings, self.dissipation)
         # Actuator commands travel as one vector: arm joints then wheels.
         self._n_arm = len(system.arm_joints)
         self._n_actuated = self._n_arm + len(system.wheel_joints)
@@ -486,13 +493,17 @@ class Simulator:
         if contacts:
             s = self.state = self._contact_step_start(s)
             self._first_stage = self._active is not None
-        if self._aux_free:
+        compiled = self._compiled is not None and self._active is None and not len(self._wrenches)
+        if compiled:        # the dependent coordinates come projected (eq. 14)
+            q, y, dq = self._compiled.step(self._tau_cmd, s.q, s.v, s.z, self._dt, self._dissipated_rate)
+            v, z = (y, self._no_aux) if self._aux_free else (y[:self.model.nv], y[self.model.nv:])
+        elif self._aux_free:
             q, v, dq = self.integrator.step(self._rhs, s.q, s.v, self._dt)
             y, z = v, self._no_aux
         else:
             q, y, dq = self.integrator.step(self._rhs, s.q, np.concatenate((s.v, s.z)), self._dt)
             v, z = y[:self.model.nv], y[self.model.nv:]
-        if self._reduced is not None:         # against round-off: the tip chains exactly on eq. 14
+        if self._reduced is not None and not compiled:     # against round-off: the tip chains exactly on eq. 14
             self.system.coordinates.project(q, v)
         # Never pass a NaN on: keep the last finite state and say why the step failed.
         if not (all_finite(y) and all_finite(q)):
@@ -596,6 +607,14 @@ class Simulator:
         return self._with_rates(acceleration, y, power, fext)
 
     # ---- outputs ----------------------------------------------------------------------------
+    @property
+    def step_backend(self) -> str:
+        """"compiled" when the flexible step runs in the compiled library (free flight, no joint dissipation and no
+        external wrench), "python" otherwise; step_backend_reason says why the library is not used ("" when it
+        is, for the steps without a contact held or an external wrench)."""
+        return "compiled" if self._compiled is not None and self._active is None and not len(self._wrenches) \
+            else "python"
+
     @property
     def applied_torques(self) -> tuple[np.ndarray, np.ndarray]:
         """(arm, wheel) torques in N m applied over the last step, after limits; cheap, unlike observe()."""
