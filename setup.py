@@ -41,8 +41,9 @@ def header_folders():
         (e for p in ([pinocchio] if pinocchio else []) + prefixes for e in (os.path.join(p, "eigen3"), p)
          if os.path.isfile(os.path.join(e, "Eigen", "Core"))), None)
     if pinocchio is None or eigen is None:
-        print(f"space_robot: the compiled flexible step is not built: no {'Pinocchio' if pinocchio is None else 'Eigen'}"
-              " headers found (set SPACE_ROBOT_PINOCCHIO_INCLUDE / SPACE_ROBOT_EIGEN_INCLUDE)", file=sys.stderr)
+        missing = "Pinocchio" if pinocchio is None else "Eigen"
+        print(f"space_robot: the compiled flexible step is not built: no {missing} headers found"
+              " (set SPACE_ROBOT_PINOCCHIO_INCLUDE / SPACE_ROBOT_EIGEN_INCLUDE)", file=sys.stderr)
         return None
     return [pinocchio, eigen]
 

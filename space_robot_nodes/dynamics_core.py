@@ -411,6 +411,10 @@ class DynamicsCore(NodeCore):
             sim_status = (cv.OK, "stepping", [("time_s", t), ("steps", self.steps)])
         else:
             sim_status = (cv.ERROR, str(self.diverged), [("time_s", t), ("steps", self.steps)])
+        if self.system.flexibility is not None:      # which step integrates the flexible model, and why
+            sim_status[2].append(("flexible_step", self.sim.step_backend))
+            if self.sim.step_backend_reason:
+                sim_status[2].append(("flexible_step_not_compiled_because", self.sim.step_backend_reason))
         statuses.append(cv.diagnostic_status(self.types, sim_status[0], f"{self.name}: simulation", sim_status[1],
                                              self.name, sim_status[2]))
         if self._contacts:

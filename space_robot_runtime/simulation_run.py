@@ -275,6 +275,9 @@ class SimulationRun:
             status.fail("while summarizing", exc)
             summary = {"scenario": self.scenario.name, **status.to_dict()}
         summary["steps"] = int(self.dynamics.steps)
+        if self.system.flexibility is not None:     # compiled_flexible_step.py; the reason is "" when compiled
+            summary["flexible_step"] = {"backend": self.simulator.step_backend,
+                                        "not_compiled_because": self.simulator.step_backend_reason}
         summary["real_time_factor"] = status.simulated_time / status.wall_time if status.wall_time > 0 else None
         summary["wall_time_s"] = status.wall_time
         summary["topics"] = {name: {"type": info.msgtype, "recorded": recorder.counts[name],
