@@ -10,7 +10,8 @@ Goal (issue 2): Simulator within 1.5x of raw. Real-time factor at 1 kHz = 1000 u
 Flexible models (issue 10, docs/flexibility.md): the Simulator step of config/models/servicer_flexible.yaml (two
 flexible links with two modes each, seven elastic Sawyer joints: nv 41 of which 33 independent; reduced dynamics,
 eq. 16) and of the same servicer with the elastic joints only (a plain tree: aba), each as a ratio to the rigid
-Simulator step measured in the same run. Goal: at most 1.5x.
+Simulator step measured in the same run. Goal: at most 1.5x. Each is timed with the compiled step (the default,
+compiled_flexible_step.py) and with the Python step (`flexible_step: python`, its oracle).
 
     python bench/bench_step.py [--steps N] [--repeats R]
 """
@@ -120,13 +121,18 @@ def main() -> None:
     flexible_config = load_model_config("config/models/servicer_flexible.yaml")
     variants = (("flexible links + elastic joints", build_model(flexible_config)),
                 ("elastic joints only", build_model(dataclasses.replace(flexible_config, flexible_links=()))))
-    print(f"\n{'model (RK4, same run)':<34}{'nv':>4}{'us/step':>9}{'rigid us':>10}{'ratio':>7}  goal <= 1.5")
+    print(f"\n{'model (RK4, same run)':<34}{'step':>9}{'nv':>4}{'us/step':>9}{'rigid us':>10}{'ratio':>7}  goal <= 1.5")
     for name, system_flex in variants:
         rigid_sim = Simulator(system, SimulationSettings(dt=DT))
-        flex_sim = Simulator(system_flex, SimulationSettings(dt=DT))
         rigid_us = timed(lambda s=rigid_sim: s.step(arm, wheels), args.steps, args.repeats, rigid_sim.reset)[0]
-        flex_us = timed(lambda s=flex_sim: s.step(arm, wheels), args.steps, args.repeats, flex_sim.reset)[0]
-        print(f"{name:<34}{system_flex.nv:>4}{flex_us:>9.1f}{rigid_us:>10.1f}{flex_us / rigid_us:>7.2f}")
+        for kind in ("compiled", "python"):
+            flex_sim = Simulator(system_flex, SimulationSettings(dt=DT, flexible_step=kind))
+            flex_us = timed(lambda s=flex_sim: s.step(arm, wheels), args.steps, args.repeats, flex_sim.reset)[0]
+            backend = flex_sim.step_backend if flex_sim.step_backend == kind else f"{flex_sim.step_backend}!"
+            print(f"{name:<34}{backend:>9}{system_flex.nv:>4}{flex_us:>9.1f}{rigid_us:>10.1f}"
+                  f"{flex_us / rigid_us:>7.2f}")
+            if kind == "compiled" and flex_sim.step_backend != kind:
+                print(f"  (not compiled: {flex_sim.step_backend_reason})")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 // One RKMK4 step of a flexible model (docs/flexibility.md), compiled: the same arithmetic as the Python path
 // (integrators.ManifoldRK4.step with Simulator._flexible_rhs, elastic_forces.py and reduced_dynamics.py), which
-// stays its test oracle (test/test_compiled_flexible_step.py). Pinocchio (header-only use) is the engine:
-// crba + rnea for the reduced dynamics of eq. 16, aba for a tree without dependent coordinates, integrate and
-// dDifference for the manifold. The Pinocchio model is rebuilt here from a flat description of the Python one
+// stays its test oracle (test/test_compiled_flexible_step.py); docs/flexibility.md sec. 12. Pinocchio (header-only
+// use) is the engine: crba + nonLinearEffects for the reduced dynamics of eq. 16, aba for a tree without dependent
+// coordinates, integrate and dDifference for the manifold. The Pinocchio model is rebuilt here from a flat description of the Python one
 // (joint kinds, parents, placements, inertias, armature, gravity), so this library does not depend on the ABI of
 // the Pinocchio the interpreter loaded. A C interface, called through ctypes (compiled_flexible_step.py).
 // Pinocchio's joint variant has more alternatives than Boost.MPL's default list size (its own CMake sets these).
