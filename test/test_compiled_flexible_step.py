@@ -25,7 +25,7 @@ import pinocchio as pin
 import pytest
 
 from space_robot_dynamics.config_reader import ConfigReader
-from space_robot_dynamics.errors import ConfigError
+from space_robot_dynamics.errors import ConfigError, SimulationDivergedError
 from space_robot_dynamics.model.model_config import load_model_config
 from space_robot_dynamics.model.system_model import SystemModel, build_model
 from space_robot_dynamics.simulation import compiled_flexible_step as compiled
@@ -224,3 +224,17 @@ def test_one_step_from_an_excited_state_to_round_off():
     q0, v0 = excited_state(system, seed=11)
     errors, _ = compare(system, steps=1, q0=q0, v0=v0)
     assert max(errors.values()) <= 1e-13
+
+
+@pytest.mark.parametrize("kind", ["compiled", "python"])
+def test_a_non_finite_step_is_refused_and_the_last_finite_state_kept(kind):
+    """A NaN reaching the dynamics (here put straight into the latched generalized force of the bus, which no
+    command can do: set_command refuses NaN) must not become the state."""
+    system = servicer(elastic_only=True)
+    sim = Simulator(system, SimulationSettings(dt=DT, flexible_step=kind))
+    sim.step(np.ones(7), np.zeros(3))
+    before = sim.state.copy()
+    sim._tau_cmd[0] = np.nan
+    with pytest.raises(SimulationDivergedError):
+        sim.step(np.ones(7), np.zeros(3))
+    assert np.array_equal(sim.state.q, before.q) and np.array_equal(sim.state.v, before.v)

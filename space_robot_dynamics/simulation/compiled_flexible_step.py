@@ -212,8 +212,9 @@ class CompiledFlexibleStep:
 
     def step(self, tau: np.ndarray, q0: np.ndarray, v0: np.ndarray, z0: np.ndarray, dt: float,
              dissipated: int | None):
-        """(q, y = [v, z], dq), new arrays, from (q0, v0, z0) under tau (nv); the dependent coordinates of q and v
-        set from their sources (eq. 14). np.linalg.LinAlgError if a reduced mass matrix is not positive definite."""
+        """(q, y = [v, z], dq, finite), new arrays, from (q0, v0, z0) under tau (nv); the dependent coordinates of q
+        and v set from their sources (eq. 14); finite: every entry of q and y is. np.linalg.LinAlgError if a reduced
+        mass matrix is not positive definite."""
         nv, ny = self.nv, self.nv + len(z0)
         if ny != self._ny:
             self._bind(ny)
@@ -221,9 +222,10 @@ class CompiledFlexibleStep:
         self._y0[:nv] = v0
         self._y0[nv:] = z0
         self._tau[:] = tau
-        if self._step(self._handle, dt, -1 if dissipated is None else dissipated):
+        status = self._step(self._handle, dt, -1 if dissipated is None else dissipated)
+        if status == 1:
             raise np.linalg.LinAlgError("reduced mass matrix not positive definite (compiled flexible step)")
-        return self._q.copy(), self._y.copy(), self._dq.copy()
+        return self._q.copy(), self._y.copy(), self._dq.copy(), status == 0
 
 
 def compiled_flexible_step(system: SystemModel, settings, dissipation) -> tuple[CompiledFlexibleStep | None, str]:

@@ -495,18 +495,20 @@ class Simulator:
             self._first_stage = self._active is not None
         compiled = self._compiled is not None and self._active is None and not len(self._wrenches)
         if compiled:        # the dependent coordinates come projected (eq. 14)
-            q, y, dq = self._compiled.step(self._tau_cmd, s.q, s.v, s.z, self._dt, self._dissipated_rate)
+            q, y, dq, finite = self._compiled.step(self._tau_cmd, s.q, s.v, s.z, self._dt, self._dissipated_rate)
             v, z = (y, self._no_aux) if self._aux_free else (y[:self.model.nv], y[self.model.nv:])
-        elif self._aux_free:
-            q, v, dq = self.integrator.step(self._rhs, s.q, s.v, self._dt)
-            y, z = v, self._no_aux
         else:
-            q, y, dq = self.integrator.step(self._rhs, s.q, np.concatenate((s.v, s.z)), self._dt)
-            v, z = y[:self.model.nv], y[self.model.nv:]
-        if self._reduced is not None and not compiled:     # against round-off: the tip chains exactly on eq. 14
-            self.system.coordinates.project(q, v)
+            if self._aux_free:
+                q, v, dq = self.integrator.step(self._rhs, s.q, s.v, self._dt)
+                y, z = v, self._no_aux
+            else:
+                q, y, dq = self.integrator.step(self._rhs, s.q, np.concatenate((s.v, s.z)), self._dt)
+                v, z = y[:self.model.nv], y[self.model.nv:]
+            if self._reduced is not None:         # against round-off: the tip chains exactly on eq. 14
+                self.system.coordinates.project(q, v)
+            finite = all_finite(y) and all_finite(q)
         # Never pass a NaN on: keep the last finite state and say why the step failed.
-        if not (all_finite(y) and all_finite(q)):
+        if not finite:
             raise SimulationDivergedError(s.t, np.flatnonzero(~np.isfinite(v)).tolist(),
                                           np.flatnonzero(~np.isfinite(q)).tolist())
         self._actuator_work += float(self._tau_cmd.dot(dq))

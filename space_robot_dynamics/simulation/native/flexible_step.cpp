@@ -300,7 +300,8 @@ extern "C"
   // One step of ManifoldRK4 (integrators.py) on the bound buffers: (q0, y0 = [v0, z0]) -> (q, y, dq) under tau
   // (nv, the generalized command), dt (s); `dissipated`: the index in y of the dissipated-energy state, or -1.
   // The dependent coordinates of q and y are then set from their sources (eq. 14, as CoordinateMap.project).
-  // Returns 0, or 1 when a reduced mass matrix is not positive definite (the outputs are then unspecified).
+  // Returns 0; 1 when a reduced mass matrix is not positive definite (the outputs are then unspecified); 2 when q or
+  // y is not finite.
   SR_EXPORT int sr_flexible_step(void * handle, double dt, int dissipated)
   {
     Stepper & s = *static_cast<Stepper *>(handle);
@@ -344,6 +345,6 @@ extern "C"
       y_result[s.dependent_v[d]] = rate;
     }
     q_result = s.q;
-    return 0;
+    return q_result.allFinite() && y_result.allFinite() ? 0 : 2;
   }
 }
