@@ -26,6 +26,9 @@ def test_airbearing_flexible_joint_starts_with_the_spring_offset():
     assert abs(deflection) < 0.9 * np.deg2rad(2.8)        # the spring releases: link 1 swings toward its motor
     assert result.summary["flexible"]["max_joint_deflection_rad"]["joint_1"] == pytest.approx(np.deg2rad(2.8),
                                                                                              rel=1e-6)
+    # its planar base is not rebuilt by the compiled step (docs/flexibility.md sec. 12): the summary says so
+    step = result.summary["flexible_step"]
+    assert step["backend"] == "python" and "servicer_base_joint" in step["not_compiled_because"]
 
 
 def test_servicer_flexible_runs_with_its_comparison(tmp_path):
@@ -36,3 +39,4 @@ def test_servicer_flexible_runs_with_its_comparison(tmp_path):
     assert summary["topics"]["flexible_modes"]["recorded"] > 0
     assert summary["topics"]["flexible_links/marker"]["recorded"] > 0
     assert "right_l4/bending_z_1" in summary["flexible"]["max_modal_coordinate"]
+    assert summary["flexible_step"] == {"backend": "compiled", "not_compiled_because": ""}

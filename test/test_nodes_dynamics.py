@@ -11,6 +11,8 @@ import pytest
 from graph_probe import TopicProbe
 from scipy.spatial.transform import Rotation
 
+from space_robot_dynamics.model.model_config import load_model_config
+from space_robot_dynamics.model.system_model import build_model
 from space_robot_dynamics.simulation.simulator import SimulationSettings, Simulator
 from space_robot_nodes import conversions as cv
 from space_robot_nodes.dynamics_core import DynamicsCore
@@ -174,3 +176,17 @@ def test_state_survives_the_messages_for_every_base_joint(model):
     assert assembler.ready
     assert pin.difference(system.model, q, assembler.q) == pytest.approx(np.zeros(system.nv), abs=1e-12)
     assert assembler.v == pytest.approx(v, abs=1e-12)
+
+
+def test_diagnostics_say_which_flexible_step_runs():
+    """docs/flexibility.md sec. 12: the compiled step on the flexible servicer, the reason when it does not run."""
+    system = build_model(load_model_config("config/models/servicer_flexible.yaml"))
+    for settings, expected in ((SimulationSettings(dt=DT), ("compiled", None)),
+                               (SimulationSettings(dt=DT, flexible_step="python"),
+                                ("python", "simulation.flexible_step is 'python'"))):
+        graph = Graph(DT)
+        graph.add(DynamicsCore(TYPES, Simulator(system, settings), DYN))
+        probe = graph.add(TopicProbe(TYPES, LISTEN, None))
+        graph.run_ticks(2)
+        values = {v.key: v.value for v in statuses(probe, "dynamics: simulation")[-1].values}
+        assert (values["flexible_step"], values.get("flexible_step_not_compiled_because")) == expected
