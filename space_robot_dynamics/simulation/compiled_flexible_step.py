@@ -193,10 +193,15 @@ class CompiledFlexibleStep:
         if not handle:
             raise RuntimeError(f"{LIBRARY_NAME}: {message.value.decode()}")
         self._handle = ctypes.c_void_p(handle)
+        self._arguments = (model, flexibility, coordinates)
         self._step = library.sr_flexible_step
         self._q0, self._tau = np.zeros(self.nq), np.zeros(self.nv)
         self._q, self._dq = np.zeros(self.nq), np.zeros(self.nv)
         self._ny = None
+
+    def __reduce__(self):
+        """Copies and pickles build a library object of their own (two owners of one handle would free it twice)."""
+        return self.__class__, self._arguments
 
     def __del__(self):
         handle = getattr(self, "_handle", None)
