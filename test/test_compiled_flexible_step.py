@@ -31,6 +31,7 @@ from space_robot_dynamics.errors import ConfigError, SimulationDivergedError
 from space_robot_dynamics.model.model_config import load_model_config
 from space_robot_dynamics.model.system_model import SystemModel, build_model
 from space_robot_dynamics.simulation import compiled_flexible_step as compiled
+from space_robot_dynamics.simulation.integrators import ManifoldRK4
 from space_robot_dynamics.simulation.simulator import SimulationSettings, Simulator, read_simulation_settings
 
 STEPS, DT = 2000, 1e-3
@@ -257,3 +258,42 @@ def test_a_copied_or_pickled_simulator_steps_on_a_library_object_of_its_own():
     del sim
     for branch in branches:
         branch.step(np.ones(7), np.zeros(3))
+
+
+def test_every_joint_kind_the_library_rebuilds():
+    """A chain with one joint of each kind the library knows (compiled_flexible_step.JOINT_KINDS, the unaligned
+    axes included), random placements and inertias, no springs: one step against ManifoldRK4 with aba, from a
+    state where every joint moves (bound 1e-13 relative: round-off)."""
+    rng = np.random.default_rng(7)
+    model = pin.Model()
+    joints = {"JointModelFreeFlyer": pin.JointModelFreeFlyer(), "JointModelRX": pin.JointModelRX(),
+              "JointModelRY": pin.JointModelRY(), "JointModelRZ": pin.JointModelRZ(),
+              "JointModelPX": pin.JointModelPX(), "JointModelPY": pin.JointModelPY(),
+              "JointModelPZ": pin.JointModelPZ(), "JointModelRUBX": pin.JointModelRUBX(),
+              "JointModelRUBY": pin.JointModelRUBY(), "JointModelRUBZ": pin.JointModelRUBZ(),
+              "JointModelRevoluteUnaligned": pin.JointModelRevoluteUnaligned(np.array([0.0, 0.6, 0.8])),
+              "JointModelPrismaticUnaligned": pin.JointModelPrismaticUnaligned(np.array([0.6, 0.0, 0.8]))}
+    assert set(joints) == set(compiled.JOINT_KINDS)
+    parent = 0
+    for k, (name, joint) in enumerate(joints.items()):
+        placement = pin.SE3(pin.exp3(rng.standard_normal(3)), rng.standard_normal(3))
+        parent = model.addJoint(parent if k % 4 else 0, joint, placement, name)     # a tree: four branches
+        inertia = pin.Inertia.Random()
+        model.appendBodyToJoint(parent, inertia, pin.SE3.Identity())
+    model.gravity = pin.Motion(np.array([0.0, 0.0, -9.81]), np.zeros(3))
+    model.armature = rng.uniform(0.0, 0.1, model.nv)
+
+    class NoSprings:
+        selected_q = selected_v = np.zeros(0, dtype=int)
+        K = C = np.zeros((0, 0))
+        f0 = np.zeros(0)
+
+    step = compiled.CompiledFlexibleStep(model, NoSprings(), None)
+    q0 = pin.integrate(model, pin.neutral(model), rng.standard_normal(model.nv))
+    v0, tau = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+    data = model.createData()
+    expected = ManifoldRK4(model).step(lambda q, v: pin.aba(model, data, q, v, tau), q0, v0, DT)
+    q, y, dq, finite = step.step(tau, q0, v0, np.zeros(0), DT, None)
+    assert finite
+    for got, want in zip((q, y, dq), expected):
+        assert np.abs(got - want).max() <= 1e-13 * (1.0 + np.abs(want).max())

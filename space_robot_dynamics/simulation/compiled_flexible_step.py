@@ -1,4 +1,5 @@
-"""The compiled RKMK4 step of a flexible model (native/flexible_step.cpp), behind ManifoldRK4's interface.
+"""The compiled RKMK4 step of a flexible model (native/flexible_step.cpp), used by Simulator.step in place of
+ManifoldRK4.step with Simulator._flexible_rhs (docs/flexibility.md sec. 12).
 
 Why compiled: the flexible step's Python floor is its ~40 numpy and Pinocchio calls per right-hand side; with
 Pinocchio's own crba + rnea at 9.7 us per right-hand side on the servicer (nv 41), no Python arrangement reaches
@@ -29,6 +30,7 @@ from ..model.system_model import SystemModel
 JOINT_KINDS = {"JointModelFreeFlyer": 0, "JointModelRX": 1, "JointModelRY": 2, "JointModelRZ": 3,
                "JointModelPX": 4, "JointModelPY": 5, "JointModelPZ": 6, "JointModelRUBX": 7, "JointModelRUBY": 8,
                "JointModelRUBZ": 9, "JointModelRevoluteUnaligned": 10, "JointModelPrismaticUnaligned": 11}
+WITH_AXIS = (JOINT_KINDS["JointModelRevoluteUnaligned"], JOINT_KINDS["JointModelPrismaticUnaligned"])
 LIBRARY_NAME = "_flexible_step"
 
 _double_p = ctypes.POINTER(ctypes.c_double)
@@ -90,7 +92,7 @@ def describe(model: pin.Model) -> dict:
     for j in range(1, model.njoints):
         joint = model.joints[j]
         kinds[j - 1] = JOINT_KINDS[joint.shortname()]
-        if kinds[j - 1] in (10, 11):
+        if kinds[j - 1] in WITH_AXIS:
             axes[j - 1] = joint.extract().axis
         parents[j - 1] = model.parents[j]
         placement = model.jointPlacements[j]
@@ -141,8 +143,11 @@ def _pointer(array: np.ndarray, kind):
 
 
 class CompiledFlexibleStep:
-    """`step(tau, q0, y0, dt, dissipated)` -> (q, y, dq) as ManifoldRK4.step with Simulator._flexible_rhs under the
-    generalized command tau (nv), for a model without joint dissipation and external wrenches."""
+    """`step(tau, q0, v0, z0, dt, dissipated)` -> (q, y, dq, finite): ManifoldRK4.step with Simulator._flexible_rhs
+    under the generalized command tau (nv), for a model without joint dissipation and external wrenches.
+
+    `flexibility` gives the elastic terms (selected_q, selected_v, K, C, f0: Flexibility), `coordinates` the
+    dependent ones (None or trivial: aba)."""
 
     name = "compiled"
 
