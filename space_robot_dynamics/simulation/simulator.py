@@ -69,7 +69,7 @@ class SimulationSettings:
     joint_damping: bool = False
     joint_friction: bool = False
     friction_smoothing_speed: float = 1e-2   # rad/s, width of the tanh Coulomb model
-    flexible_step: str = "compiled"          # "compiled" (when built and applicable) or "python": see below
+    flexible_step: str = "compiled"          # "compiled" (when built and applicable) or "python" (module docstring)
 
 
 FLEXIBLE_STEPS = ("compiled", "python")
@@ -493,8 +493,7 @@ class Simulator:
         if contacts:
             s = self.state = self._contact_step_start(s)
             self._first_stage = self._active is not None
-        compiled = self._compiled is not None and self._active is None and not len(self._wrenches)
-        if compiled:        # the dependent coordinates come projected (eq. 14)
+        if self._compiled_step_applies():        # the dependent coordinates come projected (eq. 14)
             q, y, dq, finite = self._compiled.step(self._tau_cmd, s.q, s.v, s.z, self._dt, self._dissipated_rate)
             v, z = (y, self._no_aux) if self._aux_free else (y[:self.model.nv], y[self.model.nv:])
         else:
@@ -614,8 +613,11 @@ class Simulator:
         """"compiled" when the flexible step runs in the compiled library (free flight, no joint dissipation and no
         external wrench), "python" otherwise; step_backend_reason says why the library is not used ("" when it
         is, for the steps without a contact held or an external wrench)."""
-        return "compiled" if self._compiled is not None and self._active is None and not len(self._wrenches) \
-            else "python"
+        return "compiled" if self._compiled_step_applies() else "python"
+
+    def _compiled_step_applies(self) -> bool:
+        """The library is there for this simulation and this step has no contact held and no external wrench."""
+        return self._compiled is not None and self._active is None and not len(self._wrenches)
 
     @property
     def applied_torques(self) -> tuple[np.ndarray, np.ndarray]:
