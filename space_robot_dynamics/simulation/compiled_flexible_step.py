@@ -181,7 +181,6 @@ class CompiledFlexibleStep:
                                                               coordinates.source_q, coordinates.source_v)] + \
             [np.ascontiguousarray(coordinates.S, dtype=float)]
         message = ctypes.create_string_buffer(256)
-        keep = (flat, rows, columns, values, parents, selected_q, selected_v, K, C, f0, projection)   # through the call
         handle = library.sr_flexible_create(
             ctypes.c_int(model.njoints - 1), _pointer(flat["kinds"], _int_p), _pointer(flat["parents"], _int_p),
             _pointer(flat["axes"], _double_p), _pointer(flat["placements"], _double_p),
@@ -194,7 +193,6 @@ class CompiledFlexibleStep:
             ctypes.c_int(len(projection[0])), ctypes.c_int(len(projection[2])),
             *(_pointer(a, _int_p) for a in projection[:4]), _pointer(projection[4], _double_p),
             message, ctypes.c_int(256))
-        del keep
         if not handle:
             raise RuntimeError(f"{LIBRARY_NAME}: {message.value.decode()}")
         self._handle = ctypes.c_void_p(handle)

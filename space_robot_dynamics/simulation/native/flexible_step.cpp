@@ -58,7 +58,8 @@ namespace
     Eigen::VectorXd f0;
     bool damped = false;
     // work space
-    Eigen::VectorXd zero, tau, x, rate, force, bias, reduced_force, a_r;
+    Eigen::VectorXd tau, x, rate, force, damping, reduced_force;
+    Eigen::VectorXd q0, y0, tau_cmd;   // the step's inputs, copied from the bound buffers
     Eigen::MatrixXd Mr;
     Eigen::MatrixXd jac;
     std::vector<Eigen::VectorXd> d, k;   // stage derivatives (ny) and pulled-back velocities (nv)
@@ -108,11 +109,10 @@ namespace
       for (const Term & t : stiffness) force[t.target] -= t.value * x[t.source];
       if (damped)
       {
-        Eigen::VectorXd & damping = bias;    // scratch: the damping force C xdot
-        damping.head(ns).setZero();
+        damping.setZero();                   // C xdot
         for (const Term & t : damping_terms) damping[t.target] += t.value * rate[t.source];
-        force -= damping.head(ns);
-        power = rate.dot(damping.head(ns));
+        force -= damping;
+        power = rate.dot(damping);
       }
       for (int i = 0; i < ns; ++i) tau[selected_v[i]] += force[i];
       if (!reduced)
@@ -128,9 +128,8 @@ namespace
         for (const int target : mass_pattern) reduced_mass[target] = 0.0;
         for (const Term & t : mass_terms) reduced_mass[t.target] += t.value * mass[t.source];
         if (!solve_tree_sparse(Mr, reduced_force)) return false;
-        a_r = reduced_force;
-        out.head(nv).setZero();
-        for (const Entry & e : t_entries) out[e.row] += e.value * a_r[e.column];
+        out.head(nv).setZero();                         // T a_r
+        for (const Entry & e : t_entries) out[e.row] += e.value * reduced_force[e.column];
       }
       for (int i = nv; i < (int)out.size(); ++i) out[i] = 0.0;
       if (dissipated >= 0) out[dissipated] = power;
@@ -143,6 +142,7 @@ namespace
       d.assign(5, Eigen::VectorXd::Zero(ny));
       k.assign(5, Eigen::VectorXd::Zero(nv));
       y.resize(ny);
+      y0.resize(ny);
     }
   };
 }
@@ -271,14 +271,14 @@ extern "C"
       { delete s; return fail("source coordinate out of range"); }
     for (pin::JointIndex j = 1; j < (pin::JointIndex)model.njoints; ++j)
       if (model.joints[j].nv() > 1) s->lie_blocks.emplace_back(model.joints[j].idx_v(), model.joints[j].nv());
-    s->zero = Eigen::VectorXd::Zero(nv);
     s->tau.resize(nv);
     s->x.resize(n_selected);
     s->rate.resize(n_selected);
     s->force.resize(n_selected);
-    s->bias.resize(std::max(nv, n_selected));
+    s->damping.resize(n_selected);
+    s->q0.resize(model.nq);
+    s->tau_cmd.resize(nv);
     s->reduced_force.resize(s->nr);
-    s->a_r.resize(s->nr);
     s->Mr.resize(s->nr, s->nr);
     s->jac.setZero(nv, nv);           // dDifference writes its diagonal blocks only: the rest stays 0
     s->xi.resize(nv);
@@ -306,8 +306,10 @@ extern "C"
   {
     Stepper & s = *static_cast<Stepper *>(handle);
     const int nv = s.nv, ny = s.ny;
-    const Eigen::VectorXd q0 = ConstVec(s.q0_in, s.nq), y0 = ConstVec(s.y0_in, ny);
-    const Eigen::VectorXd tau_cmd = ConstVec(s.tau_in, nv);
+    s.q0 = ConstVec(s.q0_in, s.nq);
+    s.y0 = ConstVec(s.y0_in, ny);
+    s.tau_cmd = ConstVec(s.tau_in, nv);
+    const Eigen::VectorXd & q0 = s.q0, & y0 = s.y0, & tau_cmd = s.tau_cmd;
     if (!s.rhs(q0, y0, tau_cmd, dissipated, s.d[1])) return 1;
     s.k[1] = y0.head(nv);
     const double h = 0.5 * dt;
