@@ -20,10 +20,12 @@ ROS2_PREFIX ?= /opt/ros2-humble
 
 .PHONY: demo test test-ros2 install bench bench-ros2 lint clean rviz-shots
 
-# Pinocchio first: setup.py compiles the flexible step against the headers of the `pin` wheel it finds there.
+# Pinocchio first: setup.py compiles the flexible step against the headers of the `pin` wheel it finds there, and
+# Eigen's from the `cmeel-eigen` wheel (header-only; the `pin` wheels bring none, and a fresh machine has no
+# libeigen3-dev).
 $(STAMP): setup.py setup.cfg package.xml space_robot_dynamics/simulation/native/flexible_step.cpp $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install $(PIP_FLAGS) "$(PIN_SPEC)"
+	$(VENV)/bin/pip install $(PIP_FLAGS) "$(PIN_SPEC)" "cmeel-eigen>=3.4"
 	$(VENV)/bin/pip install $(PIP_FLAGS) "$(PIN_SPEC)" -e ".[test,campaign]"
 	$(if $(NUMPY_OVERRIDE),$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps "$(NUMPY_OVERRIDE)")
 	$(VENV)/bin/python -c "import pinocchio, numpy; print('pinocchio', pinocchio.__version__, 'numpy', numpy.__version__)"
