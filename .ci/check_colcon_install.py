@@ -54,8 +54,8 @@ def main() -> int:
         # expanded from the install tree, includes and all)
         scenarios = sorted(str(p) for p in (share / "config" / "scenarios").glob("*.yaml"))
         probe = subprocess.run(
-            [sys.executable, "-c", "import sys; from space_robot_nodes.scenario import load_scenario; "
-             "from space_robot_nodes.robot_descriptions import robot_descriptions; "
+            [sys.executable, "-c", "import sys; from space_robot_scenario import load_scenario; "
+             "from space_robot_scenario.robot_descriptions import robot_descriptions; "
              "print(sum(len(robot_descriptions(load_scenario(p).model)) for p in sys.argv[1:]))", *scenarios],
             capture_output=True, text=True, cwd="/", env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})
         if probe.returncode != 0 or not scenarios:

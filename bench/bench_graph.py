@@ -30,8 +30,8 @@ from space_robot_control.servicer_controller import ServicerController
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.simulation.simulator import Simulator
 from space_robot_nodes.monitor_core import read_monitor
-from space_robot_nodes.scenario import DEFAULT_SCENARIO, load_scenario
 from space_robot_runtime.simulation_run import SimulationRun
+from space_robot_scenario import DEFAULT_SCENARIO, load_scenario
 
 FLOOR, GOAL = 5.0, 20.0
 

@@ -39,8 +39,8 @@ def viewer_nodes(context, *_args, **_kwargs):
     with_rviz = flag("rviz")
     if not (flag("viewers") if viewers else with_rviz):
         return []
-    from space_robot_nodes.robot_descriptions import robot_descriptions
-    from space_robot_nodes.scenario import load_scenario
+    from space_robot_scenario import load_scenario
+    from space_robot_scenario.robot_descriptions import robot_descriptions
 
     path = LaunchConfiguration("scenario").perform(context)
     joint_states = LaunchConfiguration("joint_states").perform(context)

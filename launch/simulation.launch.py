@@ -6,7 +6,7 @@ visualization node and RViz.
 
 The dynamics node paces simulated time on the wall clock and publishes /clock; every other node runs on
 simulated time (use_sim_time). One robot_state_publisher per subtree of the scenario's model (the URDFs the
-dynamics node simulates, space_robot_nodes.robot_descriptions): the servicer's on robot_description, the
+dynamics node simulates, space_robot_scenario.robot_descriptions): the servicer's on robot_description, the
 target's with frame_prefix `target/` on target/robot_description, matched by the RViz RobotModel's TF Prefix
 `target`. Every node stays in the launch's namespace, so joint_states and the rest resolve alike for all.
 RViz opens the scenario's own configuration (its `rviz` entry: rviz/space_robot.rviz for the servicer and
@@ -30,8 +30,8 @@ def scenario_nodes(context, *_args, **_kwargs):
     known only then): a robot_state_publisher per model subtree, the controller unless the scenario drives the
     arm open loop (controller: null, a torque profile the scenario player plays), and the holonomy monitor if
     the scenario has one (a fixed-base model has none)."""
-    from space_robot_nodes.robot_descriptions import DESCRIPTION_TOPIC, robot_descriptions
-    from space_robot_nodes.scenario import load_scenario
+    from space_robot_scenario import load_scenario
+    from space_robot_scenario.robot_descriptions import DESCRIPTION_TOPIC, robot_descriptions
 
     path = LaunchConfiguration("scenario").perform(context)
     scenario = load_scenario(path)

@@ -9,9 +9,9 @@ checked (a draw the scenario refuses is that run's `bad_input` row).
 """
 from __future__ import annotations
 
-from space_robot_dynamics.config_overrides import blamed
 from space_robot_dynamics.errors import ConfigError
-from space_robot_nodes.scenario import Scenario, load_scenario, parse_overrides
+from space_robot_scenario import Scenario, load_scenario, parse_overrides
+from space_robot_scenario.overrides import blamed
 
 from .campaign_config import Campaign
 from .run_plan import parameter_override

@@ -42,7 +42,7 @@ import numpy as np
 from space_robot_dynamics.config_reader import ConfigReader, find_file, load_yaml_file, parse_yaml
 from space_robot_dynamics.errors import ConfigError
 from space_robot_dynamics.package_share import find_in_share
-from space_robot_nodes.scenario import find_scenario, parse_overrides
+from space_robot_scenario import find_scenario, parse_overrides
 
 CAMPAIGN_FOLDER = "config/campaigns"
 DISTRIBUTIONS = ("uniform", "normal", "lognormal", "unit_vector")

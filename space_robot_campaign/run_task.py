@@ -59,10 +59,10 @@ def failed_row(spec: RunSpec, outcome: str, error: str) -> dict:
 def run_one(spec: RunSpec, stop=None) -> dict:
     """Run `spec` in this process and return its row (see result_table.py for the columns). `stop` (an object
     with `requested` and `name`) is polled between steps: a run stopped by it is `interrupted`."""
-    from space_robot_dynamics.config_overrides import blamed
     from space_robot_dynamics.errors import SpaceRobotError
-    from space_robot_nodes.scenario import load_scenario, parse_overrides
     from space_robot_runtime.simulation_run import SimulationRun
+    from space_robot_scenario import load_scenario, parse_overrides
+    from space_robot_scenario.overrides import blamed
 
     start = time.perf_counter()
     row = empty_row(spec)

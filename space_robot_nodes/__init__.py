@@ -4,16 +4,15 @@ Each core takes and produces ROS message objects through a `MessageTypes` provid
 inside an rclpy node (`space_robot_nodes.ros`) and in the standalone runtime (`space_robot_runtime`), where
 the messages come from the rosbags typestore. The public names below are importable from the package itself,
 each imported on first use (space_robot_dynamics.lazy_exports); none of them imports rclpy.
+
+Scenarios and the node configuration moved to space_robot_scenario; their old names here still work for one
+release, with a DeprecationWarning.
 """
+import warnings
+
 from space_robot_dynamics.lazy_exports import lazy_exports
 
 _EXPORTS = {
-    # scenarios
-    "Scenario": ".scenario", "load_scenario": ".scenario", "read_scenario": ".scenario",
-    "find_scenario": ".scenario", "parse_overrides": ".scenario", "DEFAULT_SCENARIO": ".scenario",
-    "TrajectoryGoal": ".scenario", "AttitudeGoal": ".scenario",
-    # node configuration
-    "NodesConfig": ".node_config", "load_nodes_config": ".node_config", "read_nodes_config": ".node_config",
     # message providers and the lockstep graph of the standalone runtime
     "MessageTypes": ".message_types", "RosbagsMessageTypes": ".message_types", "RosMessageTypes": ".message_types",
     "Graph": ".lockstep_graph", "NodeCore": ".node_core",
@@ -22,5 +21,20 @@ _EXPORTS = {
     "build_monitor": ".monitor_core", "ScenarioPlayerCore": ".scenario_player_core",
     "SawyerAdapterCore": ".sawyer_adapter_core", "StateAssembler": ".robot_state",
 }
+# moved to space_robot_scenario (space_robot_nodes.moved_modules)
+_MOVED = ("Scenario", "load_scenario", "read_scenario", "find_scenario", "parse_overrides", "DEFAULT_SCENARIO",
+          "TrajectoryGoal", "AttitudeGoal", "NodesConfig", "load_nodes_config", "read_nodes_config")
 __all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+_exported, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    if name in _MOVED:
+        import space_robot_scenario
+
+        from .moved_modules import REMOVED_IN
+
+        warnings.warn(f"space_robot_nodes.{name} moved to space_robot_scenario.{name}: import it from there (the old "
+                      f"name will be removed in {REMOVED_IN})", DeprecationWarning, stacklevel=2)
+        return getattr(space_robot_scenario, name)
+    return _exported(name)

@@ -38,13 +38,13 @@ from space_robot_control.cartesian_approach import CartesianApproachController, 
 from space_robot_control.force_motion_control import ForceMotionController, ForceMotionOutput
 from space_robot_control.servicer_controller import ControlOutput, ServicerController
 from space_robot_dynamics.errors import CommandError
+from space_robot_scenario.node_config import ControllerNodeConfig
 
 from . import conversions as cv
 from . import message_builders as mb
 from .contact_goal_input import POSE_STAMPED, ContactGoalInput, ContactGoalSettings
 from .grasp_state_message import read_grasp_state
 from .message_types import MessageTypes
-from .node_config import ControllerNodeConfig
 from .node_core import CONTROL, MONITOR, NodeCore
 from .robot_state import StateAssembler, check_odometry_topics, floating_subtrees
 from .trajectory_execution import TrajectoryExecution

@@ -46,6 +46,7 @@ import pinocchio as pin
 from space_robot_dynamics.contact.constraint_wrench import GraspWrenchDecomposition
 from space_robot_dynamics.errors import CommandError, ConfigError, SimulationDivergedError
 from space_robot_dynamics.simulation.simulator import Simulator
+from space_robot_scenario.node_config import DynamicsNodeConfig
 
 from . import conversions as cv
 from . import message_builders as mb
@@ -53,7 +54,6 @@ from .command_input import CommandInput
 from .deformation_marker import MARKER, DeformationMarkerBuilder
 from .grasp_state_message import grasp_state_message
 from .message_types import MessageTypes
-from .node_config import DynamicsNodeConfig
 from .node_core import ACTUATE, MONITOR, SENSE, NodeCore
 from .robot_state import BaseKinematics, check_odometry_topics, floating_subtrees
 

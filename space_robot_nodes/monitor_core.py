@@ -31,11 +31,11 @@ from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_monitoring.holonomy_monitor import HolonomyMonitor, MonitorReport
 from space_robot_monitoring.monitor_settings import SECTION, read_monitor_settings
+from space_robot_scenario.node_config import MonitorNodeConfig
 
 from . import conversions as cv
 from .grasp_state_message import read_grasp_state
 from .message_types import MessageTypes
-from .node_config import MonitorNodeConfig
 from .node_core import MONITOR, NodeCore
 from .robot_state import StateAssembler, check_odometry_topics, floating_subtrees
 

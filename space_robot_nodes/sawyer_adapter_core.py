@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from space_robot_scenario.node_config import SawyerAdapterConfig
+
 from . import conversions as cv
 from .command_input import CommandInput
 from .message_types import INTERA_JOINT_COMMAND, MessageTypes
-from .node_config import SawyerAdapterConfig
 from .node_core import ACTUATE, MONITOR, NodeCore
 
 TORQUE_MODE = 3   # intera_core_msgs/JointCommand.TORQUE_MODE (used if the class lacks the constant)

@@ -7,9 +7,9 @@ open-loop torque profile, if it has one, in place of a controller.
   lockstep runtime), as a planner stamps a trajectory slightly ahead of its delivery;
 - attitude_controller/setpoint (geometry_msgs/QuaternionStamped, frame world);
 - gripper_controller/command (std_msgs/Bool: true close, false open) at each gripper goal's time (a capture's
-  closing among them, capture_goals.py);
+  closing among them, capture_plan.py);
 - cartesian_controller/goal (geometry_msgs/PoseStamped) at each Cartesian goal's time (a capture's Cartesian
-  approach, capture_goals.py);
+  approach, capture_plan.py);
 - arm_effort_controller/commands (std_msgs/Float64MultiArray, the model's arm_joints order) at the profile's
   rate: each command is the profile's torque at the middle of its period (scenario.TorqueProfile), zero
   outside [start, stop).
@@ -21,18 +21,17 @@ from __future__ import annotations
 
 import math
 
+from space_robot_scenario.goals import START_DELAY, AttitudeGoal, TrajectoryGoal
+from space_robot_scenario.node_config import ControllerNodeConfig
+from space_robot_scenario.torque_profile import TorqueProfile
+
 from . import conversions as cv
 from . import message_builders as mb
 from .message_types import MessageTypes
-from .node_config import ControllerNodeConfig
 from .node_core import COMMAND, NodeCore
-from .scenario import AttitudeGoal, TorqueProfile, TrajectoryGoal
 
 # Slack (s) when comparing a tick time with a goal time: tick times are sums of the physics step.
 _TIME_SLACK = 1e-9
-# s from a trajectory's publication to its start: longer than its delivery under ROS 2 (the player runs on a
-# 100 Hz /clock, the message then takes ~1 ms), short against any scenario's timing.
-START_DELAY = 0.05
 
 
 def trajectory_message(types: MessageTypes, goal: TrajectoryGoal):

@@ -49,9 +49,9 @@ from space_robot_control.joint_trajectory import joint_column
 from space_robot_control.servicer_controller import ServicerController
 from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.index_views import contiguous_index
+from space_robot_scenario.node_config import StateTolerance, TrajectoryActionConfig
 
 from . import conversions as cv
-from .node_config import StateTolerance, TrajectoryActionConfig
 
 # control_msgs/action/FollowJointTrajectory Result.error_code values
 SUCCESSFUL, INVALID_GOAL, INVALID_JOINTS, OLD_HEADER_TIMESTAMP = 0, -1, -2, -3

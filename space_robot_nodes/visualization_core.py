@@ -34,14 +34,14 @@ from space_robot_control.servicer_controller import ServicerController
 from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.model.urdf_joints import urdf_joints
+from space_robot_scenario.node_config import VisualizationNodeConfig
+from space_robot_scenario.robot_descriptions import robot_descriptions
 
 from . import conversions as cv
 from . import message_builders as mb
 from .controller_core import ControllerCore
 from .message_types import MessageTypes
-from .node_config import VisualizationNodeConfig
 from .node_core import MONITOR, NodeCore
-from .robot_descriptions import robot_descriptions
 from .robot_state import StateAssembler, floating_subtrees
 
 MARKER_ARRAY = "visualization_msgs/msg/MarkerArray"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from space_robot_dynamics.config_reader import parse_yaml
 from space_robot_dynamics.errors import SpaceRobotError
-from space_robot_nodes.scenario import find_scenario, load_scenario, parse_overrides, shipped_scenarios
+from space_robot_scenario import find_scenario, load_scenario, parse_overrides, shipped_scenarios
 
 EXIT_OK, EXIT_REQUIREMENTS, EXIT_BAD_INPUT, EXIT_RUN_FAILED, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
@@ -32,7 +32,7 @@ EXIT_STATUS_HELP = """exit status:
 
 
 def scenario_path(text: str) -> Path:
-    """A scenario given as a path or a shipped name (space_robot_nodes.scenario.find_scenario)."""
+    """A scenario given as a path or a shipped name (space_robot_scenario.scenario.find_scenario)."""
     return find_scenario(text)
 
 

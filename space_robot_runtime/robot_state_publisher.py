@@ -24,7 +24,7 @@ from space_robot_nodes import conversions as cv
 from space_robot_nodes import message_builders as mb
 from space_robot_nodes.message_types import MessageTypes
 from space_robot_nodes.node_core import SENSE, NodeCore
-from space_robot_nodes.robot_descriptions import robot_descriptions
+from space_robot_scenario.robot_descriptions import robot_descriptions
 
 REVOLUTE = ("revolute", "continuous")
 PRISMATIC = ("prismatic",)

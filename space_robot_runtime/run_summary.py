@@ -42,7 +42,7 @@ import pinocchio as pin
 from space_robot_control.settling import settling_time
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_nodes.conversions import LEVEL_NAMES
-from space_robot_nodes.scenario import Scenario
+from space_robot_scenario import Scenario
 
 from .run_trace import RunTrace
 

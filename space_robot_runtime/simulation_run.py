@@ -30,15 +30,15 @@ from space_robot_dynamics.errors import CommandError, ConfigError, SimulationDiv
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.simulation.simulator import Simulator
 from space_robot_nodes import conversions as cv
-from space_robot_nodes.capture_goals import with_capture_plan
 from space_robot_nodes.controller_core import ControllerCore
 from space_robot_nodes.dynamics_core import DynamicsCore
 from space_robot_nodes.lockstep_graph import Graph
 from space_robot_nodes.message_types import RosbagsMessageTypes
 from space_robot_nodes.monitor_core import build_monitor
-from space_robot_nodes.scenario import Scenario, comparison_scenario
 from space_robot_nodes.scenario_player_core import ScenarioPlayerCore, trajectory_message
 from space_robot_nodes.visualization_core import build_visualization
+from space_robot_scenario import Scenario, comparison_scenario
+from space_robot_scenario.capture_plan import with_capture_plan
 
 from .bag_recorder import BagRecorder
 from .comparison import ComparisonResult, compare

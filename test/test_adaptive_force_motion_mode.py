@@ -23,8 +23,8 @@ from space_robot_control.adaptive_study import AdaptiveStudy, read_adaptive_sett
 from space_robot_dynamics.config_reader import ConfigReader, parse_yaml
 from space_robot_dynamics.errors import ConfigError
 from space_robot_dynamics.model.system_model import SystemModel
-from space_robot_nodes.scenario import load_scenario, parse_overrides
 from space_robot_runtime.cli import sim_main
+from space_robot_scenario import load_scenario, parse_overrides
 
 SCENARIO = "hubble_adaptive_graph"
 STUDY = "config/studies/hubble_adaptive.yaml"

@@ -27,7 +27,7 @@ from space_robot_nodes import conversions as cv
 from space_robot_nodes.dynamics_core import DynamicsCore
 from space_robot_nodes.lockstep_graph import Graph
 from space_robot_nodes.message_types import RosbagsMessageTypes
-from space_robot_nodes.scenario import load_scenario
+from space_robot_scenario import load_scenario
 
 MODEL = "config/models/servicer_target.yaml"
 THRUSTERS = {"subtree": "servicer", "max_force": 50.0, "max_torque": 20.0}

@@ -15,7 +15,7 @@ from space_robot_campaign.campaign_run import BagSelection
 from space_robot_campaign.run_plan import plan, reproduce_command, run_seed, run_spec, run_values
 from space_robot_dynamics.config_reader import parse_yaml
 from space_robot_dynamics.errors import ConfigError
-from space_robot_nodes.scenario import parse_overrides
+from space_robot_scenario import parse_overrides
 
 GRID_AND_LIST = """
 name: order

@@ -16,9 +16,9 @@ from space_robot_campaign.campaign_run import BagSelection, run_campaign
 from space_robot_campaign.executors import InProcessExecutor
 from space_robot_campaign.result_table import ResultTable
 from space_robot_campaign.run_task import figure_value
-from space_robot_nodes.scenario import load_scenario, parse_overrides
 from space_robot_runtime.output_directory import OutputError
 from space_robot_runtime.simulation_run import SimulationRun
+from space_robot_scenario import load_scenario, parse_overrides
 
 pytest.importorskip("pyarrow", reason="pyarrow comes with the [campaign] extra: pip install -e '.[campaign]'")
 NONDETERMINISTIC = ("wall_time_s", "host")     # columns that say where and how fast, not what

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from space_robot_dynamics.errors import ConfigError
-from space_robot_nodes.scenario import load_scenario, parse_overrides
 from space_robot_runtime.cli import sim_main
 from space_robot_runtime.run_plots import CAPTURE_PLOT_NAMES, PLOT_NAMES
 from space_robot_runtime.run_summary import RunStatus, _requirements
+from space_robot_scenario import load_scenario, parse_overrides
 
 CAPTURE_KEYS = ("grasped", "grasp_time_s", "momentum_change_across_grasp", "detumble_time_s", "peak_grasp_force_n",
                 "peak_grasp_torque_nm")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from space_robot_nodes.scenario import load_scenario, shipped_scenarios
 from space_robot_runtime.simulation_run import SimulationRun
+from space_robot_scenario import load_scenario, shipped_scenarios
 
 
 def test_the_flexible_scenarios_are_shipped():

@@ -30,9 +30,9 @@ from space_robot_nodes.controller_core import ControllerCore
 from space_robot_nodes.dynamics_core import DynamicsCore
 from space_robot_nodes.lockstep_graph import Graph
 from space_robot_nodes.message_types import RosbagsMessageTypes
-from space_robot_nodes.scenario import load_scenario, parse_overrides
 from space_robot_runtime.cli import sim_main
 from space_robot_runtime.run_plots import FORCE_MOTION_PLOT_NAME
+from space_robot_scenario import load_scenario, parse_overrides
 
 TYPES = RosbagsMessageTypes()
 SCENARIO = "thesis_force_motion_graph"

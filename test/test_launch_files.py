@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from space_robot_nodes.node_config import load_nodes_config
+from space_robot_scenario.node_config import load_nodes_config
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCH_FILES = sorted((ROOT / "launch").glob("*.launch.py"))

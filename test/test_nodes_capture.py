@@ -24,7 +24,7 @@ from space_robot_nodes.grasp_state_message import GRASP_STATE_FIELDS, read_grasp
 from space_robot_nodes.lockstep_graph import Graph
 from space_robot_nodes.message_types import RosbagsMessageTypes
 from space_robot_nodes.monitor_core import build_monitor
-from space_robot_nodes.scenario import load_scenario
+from space_robot_scenario import load_scenario
 
 TYPES = RosbagsMessageTypes()
 DT = 1e-3
@@ -156,7 +156,7 @@ def test_a_gripper_command_without_a_target_is_an_error_diagnostic(controller_co
     """servicer_target_pyramid.yaml has no grasp section: the command is rejected with an ERROR naming the missing
     section; the controller goes on commanding."""
     from space_robot_dynamics import build_model
-    from space_robot_nodes.node_config import load_nodes_config
+    from space_robot_scenario.node_config import load_nodes_config
 
     system = build_model("config/models/servicer_target_pyramid.yaml")
     assert system.grasp is None

@@ -23,7 +23,7 @@ from space_robot_nodes.controller_core import ControllerCore
 from space_robot_nodes.dynamics_core import DynamicsCore
 from space_robot_nodes.lockstep_graph import Graph
 from space_robot_nodes.message_types import RosbagsMessageTypes
-from space_robot_nodes.scenario import load_scenario
+from space_robot_scenario import load_scenario
 
 TYPES = RosbagsMessageTypes()
 DT = 1e-3

@@ -18,7 +18,7 @@ from space_robot_nodes import conversions as cv
 from space_robot_nodes.dynamics_core import DynamicsCore
 from space_robot_nodes.lockstep_graph import Graph
 from space_robot_nodes.message_types import RosbagsMessageTypes
-from space_robot_nodes.node_config import load_nodes_config
+from space_robot_scenario.node_config import load_nodes_config
 
 TYPES = RosbagsMessageTypes()
 DT = 1e-3

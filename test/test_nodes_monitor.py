@@ -10,7 +10,7 @@ from space_robot_nodes.lockstep_graph import Graph
 from space_robot_nodes.message_types import RosbagsMessageTypes
 from space_robot_nodes.monitor_core import MARKER, STATUS_FIELDS, STATUS_LABEL, build_monitor
 from space_robot_nodes.robot_state import floating_subtrees
-from space_robot_nodes.scenario import load_scenario
+from space_robot_scenario import load_scenario
 
 TYPES = RosbagsMessageTypes()
 DT = 1e-3

@@ -11,8 +11,8 @@ from space_robot_dynamics.errors import ConfigError
 from space_robot_nodes import conversions as cv
 from space_robot_nodes.lockstep_graph import Graph
 from space_robot_nodes.message_types import INTERA_JOINT_COMMAND, RosbagsMessageTypes
-from space_robot_nodes.node_config import load_nodes_config
 from space_robot_nodes.sawyer_adapter_core import SawyerAdapterCore
+from space_robot_scenario.node_config import load_nodes_config
 
 TYPES = RosbagsMessageTypes()
 DT = 1e-3

@@ -33,9 +33,9 @@ from space_robot_nodes.controller_core import ControllerCore
 from space_robot_nodes.dynamics_core import DynamicsCore
 from space_robot_nodes.lockstep_graph import Graph
 from space_robot_nodes.message_types import RosbagsMessageTypes
-from space_robot_nodes.node_config import apply_overrides, load_nodes_config, read_nodes_config
 from space_robot_nodes.ros import trajectory_action_server as glue
 from space_robot_nodes.trajectory_execution import JointTolerance, TrajectoryActionGoal, TrajectoryFeedback
+from space_robot_scenario.node_config import apply_overrides, load_nodes_config, read_nodes_config
 
 TYPES = RosbagsMessageTypes()
 DT = 1e-3

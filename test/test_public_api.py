@@ -9,10 +9,11 @@ import sys
 import pytest
 
 from space_robot_dynamics.errors import ConfigError
-from space_robot_nodes.scenario import find_scenario, load_scenario
 from space_robot_runtime.cli import scenario_path
+from space_robot_scenario import find_scenario, load_scenario
 
-PACKAGES = ["space_robot_dynamics", "space_robot_control", "space_robot_monitoring", "space_robot_nodes",
+PACKAGES = ["space_robot_dynamics", "space_robot_control", "space_robot_monitoring", "space_robot_scenario",
+            "space_robot_nodes",
             "space_robot_runtime", "space_robot_identification", "space_robot_campaign"]
 # what the issue asked for by name, and where it lives
 REQUIRED = {
@@ -24,7 +25,9 @@ REQUIRED = {
     "space_robot_monitoring": {"HolonomyMonitor": "holonomy_monitor", "ThesisMomentumModel": "momentum_matrices",
                                "MechanicalConnection": "mechanical_connection", "Fibre": "mechanical_connection",
                                "CentroidalMomentum": "momentum_matrices", "subtree_partition": "system_partition"},
-    "space_robot_nodes": {"load_scenario": "scenario"},
+    "space_robot_scenario": {"load_scenario": "scenario", "parse_overrides": "overrides",
+                             "RobotDescription": "robot_descriptions", "NodesConfig": "node_config"},
+    "space_robot_nodes": {"DynamicsCore": "dynamics_core", "ControllerCore": "controller_core"},
     "space_robot_runtime": {"SimulationRun": "simulation_run"},
     "space_robot_identification": {"load_identification_config": "identification_config",
                                    "ParameterizedSimulation": "parameterized_simulation", "fit": "fitting"},

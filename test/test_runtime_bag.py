@@ -12,9 +12,9 @@ from scipy.spatial.transform import Rotation
 
 from space_robot_nodes import conversions as cv
 from space_robot_nodes.message_types import RosbagsMessageTypes
-from space_robot_nodes.scenario import load_scenario
 from space_robot_runtime.run_trace import read_bag
 from space_robot_runtime.simulation_run import SimulationRun
+from space_robot_scenario import load_scenario
 
 DURATION = 0.5
 TRANSIENT_LOCAL = 1           # rmw / rosbags QosDurability value

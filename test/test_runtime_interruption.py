@@ -14,9 +14,9 @@ import pytest
 from rosbags.rosbag2 import Reader
 
 from space_robot_dynamics.errors import SimulationDivergedError
-from space_robot_nodes.scenario import load_scenario
 from space_robot_runtime.run_trace import STATUS_KEY, bag_custom_data
 from space_robot_runtime.simulation_run import RunInterrupted, SimulationRun
+from space_robot_scenario import load_scenario
 
 START_TIMEOUT = 60.0      # s: imports, model building and the first progress line on a loaded CI machine
 

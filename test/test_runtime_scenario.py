@@ -8,8 +8,8 @@ import pinocchio as pin
 import pytest
 
 from space_robot_dynamics.model.system_model import SystemModel
-from space_robot_nodes.scenario import load_scenario
 from space_robot_runtime.simulation_run import SimulationRun
+from space_robot_scenario import load_scenario
 
 DEFAULT = "config/scenarios/servicer_pregrasp.yaml"
 WHEELS_OFF = {"controller": {"controller.modes": ["joint_tracking"]}}

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from space_robot_nodes.scenario import load_scenario, shipped_scenarios
 from space_robot_runtime.simulation_run import SimulationRun
+from space_robot_scenario import load_scenario, shipped_scenarios
 
 ROOT = Path(__file__).resolve().parents[1]
 # display class -> message types it subscribes to (rviz_default_plugins, Humble)

@@ -11,8 +11,8 @@ from space_robot_dynamics.config_reader import load_yaml_file, parse_yaml
 from space_robot_dynamics.errors import ConfigError
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.package_share import resolve
-from space_robot_nodes.scenario import find_scenario, load_scenario, parse_overrides, shipped_scenarios
 from space_robot_runtime.simulation_run import SimulationRun
+from space_robot_scenario import find_scenario, load_scenario, parse_overrides, shipped_scenarios
 
 DEFAULT = "servicer_pregrasp"
 

@@ -22,10 +22,10 @@ import pytest
 from space_robot_dynamics.errors import ConfigError
 from space_robot_dynamics.model.system_model import build_model
 from space_robot_dynamics.simulation.simulator import SimulationSettings, Simulator
-from space_robot_nodes.robot_descriptions import robot_descriptions
-from space_robot_nodes.scenario import load_scenario, parse_overrides
 from space_robot_runtime.run_trace import read_bag
 from space_robot_runtime.simulation_run import SimulationRun
+from space_robot_scenario import load_scenario, parse_overrides
+from space_robot_scenario.robot_descriptions import robot_descriptions
 
 DT, DURATION = 1e-3, 5.0
 

@@ -11,8 +11,8 @@ import pytest
 from model_states import random_state
 
 from space_robot_nodes import conversions as cv
-from space_robot_nodes.scenario import load_scenario, parse_overrides
 from space_robot_runtime.simulation_run import SimulationRun
+from space_robot_scenario import load_scenario, parse_overrides
 
 MOMENTUM_TOLERANCE = 1e-12     # relative: sums of ~20 body momenta in double precision
 

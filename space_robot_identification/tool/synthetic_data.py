@@ -32,8 +32,8 @@ class SyntheticDatasets:
     """The datasets of a config's synthetic_data section, case by case."""
 
     def __init__(self, config: IdentificationConfig):
-        from space_robot_nodes.scenario import load_scenario, parse_overrides
         from space_robot_runtime.simulation_run import SimulationRun
+        from space_robot_scenario import load_scenario, parse_overrides
 
         self.config = config
         self.runs = {}

@@ -53,9 +53,9 @@ from space_robot_nodes import conversions as cv
 from space_robot_nodes.cdr_encoders import encoder_for
 from space_robot_nodes.message_types import RosbagsMessageTypes, RosMessageTypes
 from space_robot_nodes.node_core import ACTUATE, NodeCore
-from space_robot_nodes.scenario import DEFAULT_SCENARIO, Scenario, load_scenario, parse_overrides
 from space_robot_nodes.timer_schedule import TimerSchedule
 from space_robot_nodes.wall_pacing import WallPacing
+from space_robot_scenario import DEFAULT_SCENARIO, Scenario, load_scenario, parse_overrides
 
 from .stop_signals import StopSignals
 

@@ -1,5 +1,5 @@
 """`ros2 run space_robot scenario_player`: publishes a scenario's goals (trajectory, attitude setpoint, gripper
-commands; a capture's planned approach, capture_goals.py) at their simulated times, and its open-loop torque profile
+commands; a capture's planned approach, capture_plan.py) at their simulated times, and its open-loop torque profile
 if it has one, as the standalone runtime does (space_robot_nodes.scenario_player_core).
 
 Parameters: scenario, overrides (node_host). Run it with use_sim_time:=true."""
@@ -12,8 +12,8 @@ CHECK_PERIOD = 0.01   # s between checks for due goals
 
 def build(node, types):
     from space_robot_dynamics.model.system_model import SystemModel
-    from space_robot_nodes.capture_goals import with_capture_plan
     from space_robot_nodes.scenario_player_core import ScenarioPlayerCore
+    from space_robot_scenario.capture_plan import with_capture_plan
 
     from .node_host import scenario_from_parameters
 

@@ -27,8 +27,8 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from tf2_ros import Buffer, TransformListener  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
-from space_robot_nodes.robot_descriptions import robot_descriptions  # noqa: E402
-from space_robot_nodes.scenario import load_scenario, shipped_scenarios  # noqa: E402
+from space_robot_scenario import load_scenario, shipped_scenarios  # noqa: E402
+from space_robot_scenario.robot_descriptions import robot_descriptions  # noqa: E402
 
 START_TIMEOUT = 90.0      # s: launch, model building, discovery on a loaded machine
 MESSAGE_TIMEOUT = 30.0    # s for the first message of a display's topic

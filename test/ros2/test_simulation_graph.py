@@ -406,8 +406,8 @@ def bag_joint_positions(bag: Path) -> dict[int, np.ndarray]:
 
 
 def test_the_trajectory_agrees_with_the_standalone_runtime(graph, record_property):
-    from space_robot_nodes.scenario import DEFAULT_SCENARIO, load_scenario
     from space_robot_runtime.simulation_run import SimulationRun
+    from space_robot_scenario import DEFAULT_SCENARIO, load_scenario
 
     live = bag_joint_positions(graph.bag)
     run = SimulationRun(load_scenario(DEFAULT_SCENARIO))

@@ -14,7 +14,7 @@ require_ros2()
 from ros2_processes import RosCommand  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from space_robot_nodes.node_config import THROTTLED_SUFFIX  # noqa: E402
+from space_robot_scenario.node_config import THROTTLED_SUFFIX  # noqa: E402
 
 DURATION = 1.0          # s simulated
 

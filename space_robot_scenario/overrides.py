@@ -1,6 +1,10 @@
 """Dotted-key overrides of YAML configuration (`space-robot-sim --set`, the ROS parameter `overrides`, a
-scenario's `overrides:` section), applied to the mapping before validation so an override is checked
-exactly like the file, and blamed on where it came from when it is wrong.
+scenario's `overrides:` section, a campaign's parameters), in one place: parsed from KEY=VALUE text, routed to the
+file they change, applied to the mapping before validation so an override is checked exactly like the file, and
+blamed on where it came from when it is wrong.
+
+A KEY starting with `model.`, `nodes.`, `controller.` or `monitor.` sets an entry of the file the scenario names
+under that key; any other KEY sets an entry of the scenario itself.
 
 A key is a dotted path: mapping keys by name; list entries by index (`subtrees.0`) or, for lists of mappings
 with a `name`, by that name (`subtrees.servicer.xacro_args.wheel_layout`). Missing mapping levels are
@@ -13,9 +17,14 @@ import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from space_robot_dynamics.config_reader import ConfigReader, parse_yaml
+from space_robot_dynamics.errors import ConfigError
+
+OVERRIDABLE = ("model", "nodes", "controller", "monitor")     # the files a scenario names
+SCENARIO = "scenario"                                         # Override.target of the scenario's own entries
 
 
 @dataclass(frozen=True)
@@ -115,3 +124,66 @@ def _culprit(field: str, overrides: list[Override]) -> Override | None:
 
     matches = [o for o in overrides if o.field and (within(field, o.field) or within(o.field, field))]
     return max(matches, key=lambda o: len(o.field)) if matches else None
+
+
+def parse_overrides(items, origin: str = "--set") -> list[Override]:
+    """Overrides from KEY=VALUE strings (the syntax of `space-robot-sim --set` and of the ROS parameter
+    `overrides`); VALUE is YAML. A KEY starting with `model.`, `nodes.`, `controller.` or `monitor.` sets an
+    entry of that file (controller.controller.modes=[joint_tracking]); any other KEY sets an entry of the
+    scenario itself (simulation.dt=0.0005, duration=3, model=my_model.yaml, initial_state.target.
+    angular_velocity=[0, 0, 0.05]). Keys are dotted paths; list entries by index or by `name`
+    (model.subtrees.servicer.xacro_args.wheel_layout=pyramid). `origin` names the source in error messages.
+    """
+    import yaml
+
+    out = []
+    for item in items:
+        text = str(item)
+        key, sep, value = text.partition("=")
+        key = key.strip()
+        if not sep or not key or any(not part for part in key.split(".")):
+            raise ConfigError("overrides", f"{text!r} is not KEY=VALUE (e.g. simulation.dt=0.0005 or "
+                              f"FILE.KEY=VALUE with FILE one of {list(OVERRIDABLE)})")
+        try:
+            parsed = parse_yaml(value)
+        except yaml.YAMLError as exc:
+            raise ConfigError("overrides", f"{text!r}: the value is not YAML: {exc}") from exc
+        target, dot, dotted = key.partition(".")
+        if target in OVERRIDABLE and dot:
+            out.append(Override(target, dotted, parsed, f"{origin} {text}"))
+        else:
+            out.append(Override(SCENARIO, key, parsed, f"{origin} {text}"))
+    return out
+
+
+def normalized(overrides) -> list[Override]:
+    """Override objects from parse_overrides, or the older mapping {file: {dotted key: value}}."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, dict):
+        return [Override(target, str(key), value, f"override {target}.{key}")
+                for target, entries in overrides.items() for key, value in (entries or {}).items()]
+    return list(overrides)
+
+
+def scenario_overrides(given: list[Override]) -> list[Override]:
+    """The overrides of the scenario's own entries; a file named on the command line (--set model=my_model.yaml) is
+    where the user stands: made absolute."""
+    own = [o for o in given if o.target == SCENARIO]
+    return [replace(o, value=str(Path(o.value).resolve()))
+            if o.key in OVERRIDABLE and isinstance(o.value, str) and Path(o.value).is_file() else o for o in own]
+
+
+def file_overrides(reader: ConfigReader, given: list[Override]) -> dict[str, list[Override]]:
+    """Per file the scenario names: the scenario's own `overrides:` entries, then the given ones (which win)."""
+    sub = reader.sub("overrides", {})
+    out: dict[str, list[Override]] = {}
+    for name in OVERRIDABLE:
+        section = sub.raw(name, {}) or {}
+        if not isinstance(section, dict):
+            raise sub.error(name, "must be a mapping of dotted keys to values")
+        out[name] = [Override(name, str(key), value, f"{reader.source}: overrides.{name}.{key}")
+                     for key, value in section.items()]
+        out[name] += [o for o in given if o.target == name]
+    sub.reject_unknown()
+    return out
