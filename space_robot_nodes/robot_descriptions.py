@@ -1,4 +1,4 @@
 """Deprecated path: moved to space_robot_scenario.robot_descriptions (space_robot_nodes.moved_modules)."""
 from .moved_modules import forwarding
 
-__getattr__ = forwarding(__name__, ("space_robot_scenario.robot_descriptions"))
+__getattr__ = forwarding(__name__, ("space_robot_scenario.robot_descriptions",))

@@ -1,50 +1,77 @@
 """Node configuration (config/nodes.yaml): topics, rates, joint lists and timeouts, validated at start-up.
 
-Topic names are relative (no leading '/') so launch files can namespace or remap them. Rates are in Hz.
+config/nodes.yaml is the one source of every topic name and node default: a nodes file takes from it every key it
+leaves out (with_shipped_defaults), so no default is written in code. Mappings keyed by subtree name (odometry
+topics and rates) are taken whole from the file that gives them: a file lists its own subtrees, and an explicit
+empty mapping means no floating base (e.g. the bench Sawyer).
+
+Topic names are relative (no leading '/') so launch files can namespace or remap them. Rates are in Hz, times in s.
 Overrides (ROS parameters, `--set`, a scenario's `overrides:`) are merged into the YAML mapping before
 validation by space_robot_scenario.overrides, so an override is checked exactly like the file.
 """
 from __future__ import annotations
 
+import copy
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from space_robot_dynamics.config_reader import ConfigReader, load_config_file
+from space_robot_dynamics.config_reader import ConfigReader, load_config_file, load_yaml_file
+from space_robot_dynamics.package_share import resolve
 
 from .overrides import apply_overrides
 
+SHIPPED_NODES = "config/nodes.yaml"
+# keyed by subtree name: taken whole from the file that gives them, never merged key by key with the shipped ones
+WHOLE_MAPPINGS = ("dynamics.topics.odometry", "dynamics.rates.odometry", "controller.topics.odometry",
+                  "monitor.topics.odometry", "visualization.topics.odometry")
 _TOPIC = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 TIMEOUT_BEHAVIOURS = ("hold_position", "zero_torque")
+THROTTLED_SUFFIX = "_throttle"          # topic_tools' `throttle` names its output so
+# Intera leaves torque mode when suppress_gravity_compensation is not renewed within 0.2 s (Intera SDK)
+INTERA_SUPPRESS_PERIOD = 0.2
 
 
-def topic(reader: ConfigReader, key: str, default: str) -> str:
+def topic(reader: ConfigReader, key: str) -> str:
     """A relative ROS 2 topic name: tokens of [A-Za-z0-9_] not starting with a digit, joined by '/'."""
-    name = reader.string(key, default)
+    name = reader.string(key)
     if not _TOPIC.match(name):
         raise reader.error(key, f"must be a relative topic name like 'base/odom' (no leading '/'), got {name!r}")
     return name
 
 
-def rate(reader: ConfigReader, key: str, default: float) -> float:
-    return reader.number(key, default, exclusive_minimum=0.0)
+def rate(reader: ConfigReader, key: str) -> float:
+    return reader.number(key, exclusive_minimum=0.0)
 
 
-def _odometry_topics(reader: ConfigReader, defaults: dict[str, str]) -> dict[str, str]:
-    """subtree name -> topic; an explicit empty mapping means no floating base (e.g. the bench Sawyer)."""
-    names = list(reader.sub("odometry").data) if reader.has("odometry") else list(defaults)
-    sub = reader.sub("odometry", {})
-    return {name: topic(sub, name, defaults.get(name, f"{name}/odom")) for name in names}
+@functools.lru_cache(maxsize=1)
+def _shipped() -> dict:
+    return load_yaml_file(resolve(SHIPPED_NODES)).data
 
 
-def _odometry_rates(reader: ConfigReader, default: float) -> dict[str, float]:
-    sub = reader.sub("odometry", {})
-    return {name: rate(sub, name, default) for name in sub.data}
+def with_shipped_defaults(data: dict, defaults: dict | None = None, path: str = "") -> dict:
+    """A copy of `data` (a nodes file's mapping) with every key it leaves out taken from config/nodes.yaml."""
+    merged = copy.deepcopy(_shipped() if defaults is None else defaults)
+    for key, value in data.items():
+        dotted = f"{path}.{key}" if path else str(key)
+        if isinstance(value, dict) and isinstance(merged.get(key), dict) and dotted not in WHOLE_MAPPINGS:
+            merged[key] = with_shipped_defaults(value, merged[key], dotted)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
 
 
-DEFAULT_ODOMETRY = {"servicer": "base/odom", "target": "target/odom"}
-THROTTLED_SUFFIX = "_throttle"          # topic_tools' `throttle` names its output so
-DEFAULT_THROTTLED_ODOMETRY = {name: topic_name + THROTTLED_SUFFIX for name, topic_name in DEFAULT_ODOMETRY.items()}
+def _odometry_topics(reader: ConfigReader) -> dict[str, str]:
+    """subtree name -> topic; an empty mapping means no floating base (e.g. the bench Sawyer)."""
+    sub = reader.sub("odometry")
+    return {name: topic(sub, name) for name in list(sub.data)}
+
+
+def _odometry_rates(reader: ConfigReader) -> dict[str, float]:
+    """subtree name -> Hz; a subtree not listed publishes at the state rate."""
+    sub = reader.sub("odometry")
+    return {name: rate(sub, name) for name in list(sub.data)}
 
 
 @dataclass(frozen=True)
@@ -71,22 +98,22 @@ class DynamicsNodeConfig:
     wheel_command: str
     diagnostics: str
     # flexible models only (docs/flexibility.md sec. 7)
-    flexible_modes_rate: float = 1000.0      # Hz, flexible_modes (sensor_msgs/JointState)
-    deformation_marker_rate: float = 25.0    # Hz, the deformed beams' Marker
-    flexible_modes: str = "flexible_modes"
-    throttled_flexible_modes: str = "flexible_modes" + THROTTLED_SUFFIX     # at throttled_rate, for the monitor
-    deformation_marker: str = "flexible_links/marker"
-    marker_magnification: float = 100.0      # deflections drawn this many times their size
-    marker_points_per_link: int = 16
-    marker_line_width: float = 0.01          # m
+    flexible_modes_rate: float           # Hz, flexible_modes (sensor_msgs/JointState)
+    deformation_marker_rate: float       # Hz, the deformed beams' Marker
+    flexible_modes: str
+    throttled_flexible_modes: str        # at throttled_rate, for the monitor
+    deformation_marker: str
+    marker_magnification: float          # deflections drawn this many times their size
+    marker_points_per_link: int
+    marker_line_width: float             # m
     # models with a grasp or contact surfaces (docs/contact.md sec. 10)
-    grasp_wrench_rate: float = 100.0          # Hz, grasp/wrench (geometry_msgs/WrenchStamped)
-    grasp_state_rate: float = 50.0            # Hz, grasp/state (std_msgs/Float64MultiArray), and at each event
-    grasp_wrench: str = "grasp/wrench"
-    grasp_state: str = "grasp/state"
-    grasp_events: str = "grasp/events"        # std_msgs/String, transient-local: one message per contact event
-    gripper_command: str = "gripper/command"  # std_msgs/Bool from the controller: true close, false open
-    base_thrusters_command: str = "base_thrusters/command"   # geometry_msgs/WrenchStamped, base link frame
+    grasp_wrench_rate: float             # Hz, grasp/wrench (geometry_msgs/WrenchStamped)
+    grasp_state_rate: float              # Hz, grasp/state (std_msgs/Float64MultiArray), and at each event
+    grasp_wrench: str
+    grasp_state: str
+    grasp_events: str                    # std_msgs/String, transient-local: one message per contact event
+    gripper_command: str                 # std_msgs/Bool from the controller: true close, false open
+    base_thrusters_command: str          # geometry_msgs/WrenchStamped, base link frame
 
 
 @dataclass(frozen=True)
@@ -123,15 +150,15 @@ class ControllerNodeConfig:
     wheel_command: str
     diagnostics: str
     trajectory_action: TrajectoryActionConfig
-    flexible_modes: str = "flexible_modes"     # motor angles and modal coordinates of a flexible model
-    gripper_command: str = "gripper_controller/command"   # std_msgs/Bool from users: true close, false open
-    gripper_output: str = "gripper/command"    # std_msgs/Bool to the gripper (the dynamics node)
-    grasp_state: str = "grasp/state"           # the dynamics node's grasp state: the joined model while held
-    cartesian_goal: str = "cartesian_controller/goal"      # geometry_msgs/PoseStamped: the Cartesian approach mode
-    force_setpoint: str = "force_controller/setpoint"      # geometry_msgs/WrenchStamped: the contact-force setpoint
-    grasp_wrench: str = "grasp/wrench"         # the measured grasp wrench (force_motion mode's force feedback)
-    base_thrusters_command: str = "base_thrusters/command"   # force_motion mode's thruster wrench, base link frame
-    force_estimates: str = "force_controller/estimates"      # the adaptive force_motion mode's estimates and V
+    flexible_modes: str                  # motor angles and modal coordinates of a flexible model
+    gripper_command: str                 # std_msgs/Bool from users: true close, false open
+    gripper_output: str                  # std_msgs/Bool to the gripper (the dynamics node)
+    grasp_state: str                     # the dynamics node's grasp state: the joined model while held
+    cartesian_goal: str                  # geometry_msgs/PoseStamped: the Cartesian approach mode
+    force_setpoint: str                  # geometry_msgs/WrenchStamped: the contact-force setpoint
+    grasp_wrench: str                    # the measured grasp wrench (force_motion mode's force feedback)
+    base_thrusters_command: str          # force_motion mode's thruster wrench, base link frame
+    force_estimates: str                 # the adaptive force_motion mode's estimates and V
 
 
 @dataclass(frozen=True)
@@ -145,8 +172,8 @@ class MonitorNodeConfig:
     diagnostics: str
     status: str
     marker: str
-    flexible_modes: str = "flexible_modes"
-    grasp_state: str = "grasp/state"          # the monitored set (robot, or robot + target) follows the grasp
+    flexible_modes: str
+    grasp_state: str                     # the monitored set (robot, or robot + target) follows the grasp
 
 
 @dataclass(frozen=True)
@@ -204,201 +231,176 @@ class NodesConfig:
     controller: ControllerNodeConfig
     monitor: MonitorNodeConfig
     sawyer_adapter: SawyerAdapterConfig
-    visualization: VisualizationNodeConfig | None = None
-    source: str | None = None
+    visualization: VisualizationNodeConfig
+    source: str | None
 
 
-def _state_tolerance(reader: ConfigReader, key: str, position: float, velocity: float) -> StateTolerance:
-    sub = reader.sub(key, {})
-    tolerance = StateTolerance(position=sub.number("position", position, minimum=0.0),
-                               velocity=sub.number("velocity", velocity, minimum=0.0))
+# the topics read by name alone (config/nodes.yaml gives each, with what goes on it)
+_CONTROLLER_TOPICS = ("joint_states", "trajectory", "attitude_setpoint", "arm_command", "wheel_command",
+                      "diagnostics", "flexible_modes", "gripper_command", "gripper_output", "grasp_state",
+                      "cartesian_goal", "force_setpoint", "grasp_wrench", "base_thrusters_command", "force_estimates")
+_VISUALIZATION_TOPICS = ("attitude_setpoint", "trajectory", "diagnostics", "markers", "static_markers",
+                         "end_effector_path", "planned_end_effector_path", "goal_pose", "attitude_setpoint_pose",
+                         "display_joint_states", "commanded_efforts")
+
+
+def _state_tolerance(reader: ConfigReader, key: str) -> StateTolerance:
+    sub = reader.sub(key)
+    tolerance = StateTolerance(position=sub.number("position", minimum=0.0),
+                               velocity=sub.number("velocity", minimum=0.0))
     sub.reject_unknown()
     return tolerance
 
 
 def _deformation_marker(reader: ConfigReader) -> dict:
     """dynamics.deformation_marker: how the deformed beams are drawn (DynamicsNodeConfig's marker_* fields)."""
-    fields = dict(marker_magnification=reader.number("magnification", 100.0, exclusive_minimum=0.0),
-                  marker_points_per_link=reader.integer("points_per_link", 16, minimum=2),
-                  marker_line_width=reader.number("line_width", 0.01, exclusive_minimum=0.0))
+    fields = dict(marker_magnification=reader.number("magnification", exclusive_minimum=0.0),
+                  marker_points_per_link=reader.integer("points_per_link", minimum=2),
+                  marker_line_width=reader.number("line_width", exclusive_minimum=0.0))
     reader.reject_unknown()
     return fields
 
 
 def _trajectory_action(reader: ConfigReader) -> TrajectoryActionConfig:
-    """controller.trajectory_action (defaults: the values config/nodes.yaml gives, and explains)."""
+    """controller.trajectory_action (config/nodes.yaml explains each value)."""
     config = TrajectoryActionConfig(
-        name=topic(reader, "name", "arm_controller/follow_joint_trajectory"),
-        feedback_rate=rate(reader, "feedback_rate", 20.0),
-        default_path_tolerance=_state_tolerance(reader, "default_path_tolerance", 0.1, 0.0),
-        default_goal_tolerance=_state_tolerance(reader, "default_goal_tolerance", 0.01, 0.01),
-        default_goal_time_tolerance=reader.number("default_goal_time_tolerance", 0.5, exclusive_minimum=0.0),
+        name=topic(reader, "name"),
+        feedback_rate=rate(reader, "feedback_rate"),
+        default_path_tolerance=_state_tolerance(reader, "default_path_tolerance"),
+        default_goal_tolerance=_state_tolerance(reader, "default_goal_tolerance"),
+        default_goal_time_tolerance=reader.number("default_goal_time_tolerance", exclusive_minimum=0.0),
     )
     reader.reject_unknown()
     return config
 
 
 def read_nodes_config(reader: ConfigReader) -> NodesConfig:
-    world = reader.string("world_frame", "world")
-    dyn = reader.sub("dynamics", {})
-    rates, topics = dyn.sub("rates", {}), dyn.sub("topics", {})
-    joint_states = topic(topics, "joint_states", "joint_states")
-    odometry = _odometry_topics(topics, DEFAULT_ODOMETRY)
-    dynamics = DynamicsNodeConfig(
+    """Validate a nodes file's mapping, every key it leaves out taken from config/nodes.yaml."""
+    reader = ConfigReader(with_shipped_defaults(reader.data), reader.source, reader.path, reader.directory)
+    world = reader.string("world_frame")
+    nodes = NodesConfig(_dynamics(reader.sub("dynamics"), world), _controller(reader.sub("controller"), world),
+                        _monitor(reader.sub("monitor"), world), _sawyer_adapter(reader.sub("sawyer_adapter")),
+                        _visualization(reader.sub("visualization"), world), reader.source)
+    reader.reject_unknown()
+    return nodes
+
+
+def _dynamics(dyn: ConfigReader, world: str) -> DynamicsNodeConfig:
+    rates, topics = dyn.sub("rates"), dyn.sub("topics")
+    joint_states, odometry = topic(topics, "joint_states"), _odometry_topics(topics)
+    flexible_modes = topic(topics, "flexible_modes")
+    config = DynamicsNodeConfig(
         world_frame=world,
-        state_rate=rate(rates, "state", 1000.0), odometry_rates=_odometry_rates(rates, rate(rates, "state", 1000.0)),
-        throttled_rate=rate(rates, "throttled_state", 50.0), tf_rate=rate(rates, "tf", 100.0),
-        clock_rate=rate(rates, "clock", 100.0), momentum_rate=rate(rates, "momentum", 100.0),
-        diagnostics_rate=rate(rates, "diagnostics", 10.0),
-        command_timeout=dyn.number("command_timeout", 0.05, exclusive_minimum=0.0),
+        state_rate=rate(rates, "state"), odometry_rates=_odometry_rates(rates),
+        throttled_rate=rate(rates, "throttled_state"), tf_rate=rate(rates, "tf"),
+        clock_rate=rate(rates, "clock"), momentum_rate=rate(rates, "momentum"),
+        diagnostics_rate=rate(rates, "diagnostics"),
+        command_timeout=dyn.number("command_timeout", exclusive_minimum=0.0),
         joint_states=joint_states, odometry=odometry,
         throttled_joint_states=joint_states + THROTTLED_SUFFIX,
         throttled_odometry={name: name_ + THROTTLED_SUFFIX for name, name_ in odometry.items()},
-        tf=topic(topics, "tf", "tf"), tf_static=topic(topics, "tf_static", "tf_static"),
-        clock=topic(topics, "clock", "clock"),
-        momentum_linear=topic(topics, "momentum_linear", "momentum/linear"),
-        momentum_angular=topic(topics, "momentum_angular", "momentum/angular"),
-        arm_command=topic(topics, "arm_command", "arm_effort_controller/commands"),
-        wheel_command=topic(topics, "wheel_command", "reaction_wheel_effort_controller/commands"),
-        diagnostics=topic(topics, "diagnostics", "diagnostics"),
-        flexible_modes_rate=rate(rates, "flexible_modes", rate(rates, "state", 1000.0)),
-        deformation_marker_rate=rate(rates, "deformation_marker", 25.0),
-        flexible_modes=topic(topics, "flexible_modes", "flexible_modes"),
-        throttled_flexible_modes=topic(topics, "flexible_modes", "flexible_modes") + THROTTLED_SUFFIX,
-        deformation_marker=topic(topics, "deformation_marker", "flexible_links/marker"),
-        **_deformation_marker(dyn.sub("deformation_marker", {})),
-        grasp_wrench_rate=rate(rates, "grasp_wrench", 100.0), grasp_state_rate=rate(rates, "grasp_state", 50.0),
-        grasp_wrench=topic(topics, "grasp_wrench", "grasp/wrench"), grasp_state=topic(topics, "grasp_state",
-                                                                                      "grasp/state"),
-        grasp_events=topic(topics, "grasp_events", "grasp/events"),
-        gripper_command=topic(topics, "gripper_command", "gripper/command"),
-        base_thrusters_command=topic(topics, "base_thrusters_command", "base_thrusters/command"),
+        tf=topic(topics, "tf"), tf_static=topic(topics, "tf_static"), clock=topic(topics, "clock"),
+        momentum_linear=topic(topics, "momentum_linear"), momentum_angular=topic(topics, "momentum_angular"),
+        arm_command=topic(topics, "arm_command"), wheel_command=topic(topics, "wheel_command"),
+        diagnostics=topic(topics, "diagnostics"),
+        flexible_modes_rate=rate(rates, "flexible_modes"),
+        deformation_marker_rate=rate(rates, "deformation_marker"),
+        flexible_modes=flexible_modes, throttled_flexible_modes=flexible_modes + THROTTLED_SUFFIX,
+        deformation_marker=topic(topics, "deformation_marker"),
+        **_deformation_marker(dyn.sub("deformation_marker")),
+        grasp_wrench_rate=rate(rates, "grasp_wrench"), grasp_state_rate=rate(rates, "grasp_state"),
+        grasp_wrench=topic(topics, "grasp_wrench"), grasp_state=topic(topics, "grasp_state"),
+        grasp_events=topic(topics, "grasp_events"), gripper_command=topic(topics, "gripper_command"),
+        base_thrusters_command=topic(topics, "base_thrusters_command"),
     )
     for sub in (rates, topics, dyn):
         sub.reject_unknown()
+    return config
 
-    ctl = reader.sub("controller", {})
-    topics = ctl.sub("topics", {})
-    controller = ControllerNodeConfig(
+
+def _controller(ctl: ConfigReader, world: str) -> ControllerNodeConfig:
+    topics = ctl.sub("topics")
+    config = ControllerNodeConfig(
         world_frame=world,
-        diagnostics_rate=rate(ctl, "diagnostics_rate", 10.0),
-        state_timeout=ctl.number("state_timeout", 0.05, exclusive_minimum=0.0),
-        setpoint_norm_tolerance=ctl.number("setpoint_norm_tolerance", 1e-3, exclusive_minimum=0.0, maximum=0.5),
-        joint_states=topic(topics, "joint_states", "joint_states"),
-        odometry=_odometry_topics(topics, DEFAULT_ODOMETRY),
-        trajectory=topic(topics, "trajectory", "arm_controller/joint_trajectory"),
-        attitude_setpoint=topic(topics, "attitude_setpoint", "attitude_controller/setpoint"),
-        arm_command=topic(topics, "arm_command", "arm_effort_controller/commands"),
-        wheel_command=topic(topics, "wheel_command", "reaction_wheel_effort_controller/commands"),
-        diagnostics=topic(topics, "diagnostics", "diagnostics"),
-        trajectory_action=_trajectory_action(ctl.sub("trajectory_action", {})),
-        flexible_modes=topic(topics, "flexible_modes", "flexible_modes"),
-        gripper_command=topic(topics, "gripper_command", "gripper_controller/command"),
-        gripper_output=topic(topics, "gripper_output", "gripper/command"),
-        grasp_state=topic(topics, "grasp_state", "grasp/state"),
-        cartesian_goal=topic(topics, "cartesian_goal", "cartesian_controller/goal"),
-        force_setpoint=topic(topics, "force_setpoint", "force_controller/setpoint"),
-        grasp_wrench=topic(topics, "grasp_wrench", "grasp/wrench"),
-        base_thrusters_command=topic(topics, "base_thrusters_command", "base_thrusters/command"),
-        force_estimates=topic(topics, "force_estimates", "force_controller/estimates"),
+        diagnostics_rate=rate(ctl, "diagnostics_rate"),
+        state_timeout=ctl.number("state_timeout", exclusive_minimum=0.0),
+        setpoint_norm_tolerance=ctl.number("setpoint_norm_tolerance", exclusive_minimum=0.0, maximum=0.5),
+        trajectory_action=_trajectory_action(ctl.sub("trajectory_action")),
+        odometry=_odometry_topics(topics),
+        **{name: topic(topics, name) for name in _CONTROLLER_TOPICS},
     )
     topics.reject_unknown()
     ctl.reject_unknown()
+    return config
 
-    mon = reader.sub("monitor", {})
-    topics = mon.sub("topics", {})
-    monitor = MonitorNodeConfig(
-        world_frame=world, rate=rate(mon, "rate", 50.0), diagnostics_rate=rate(mon, "diagnostics_rate", 10.0),
-        state_timeout=mon.number("state_timeout", 0.1, exclusive_minimum=0.0),
-        joint_states=topic(topics, "joint_states", "joint_states" + THROTTLED_SUFFIX),
-        odometry=_odometry_topics(topics, DEFAULT_THROTTLED_ODOMETRY),
-        diagnostics=topic(topics, "diagnostics", "diagnostics"),
-        status=topic(topics, "status", "holonomy/status"),
-        marker=topic(topics, "marker", "holonomy/marker"),
-        flexible_modes=topic(topics, "flexible_modes", "flexible_modes" + THROTTLED_SUFFIX),
-        grasp_state=topic(topics, "grasp_state", "grasp/state"),
+
+def _monitor(mon: ConfigReader, world: str) -> MonitorNodeConfig:
+    topics = mon.sub("topics")
+    config = MonitorNodeConfig(
+        world_frame=world, rate=rate(mon, "rate"), diagnostics_rate=rate(mon, "diagnostics_rate"),
+        state_timeout=mon.number("state_timeout", exclusive_minimum=0.0),
+        odometry=_odometry_topics(topics),
+        **{name: topic(topics, name) for name in ("joint_states", "diagnostics", "status", "marker",
+                                                 "flexible_modes", "grasp_state")},
     )
     topics.reject_unknown()
     mon.reject_unknown()
+    return config
 
-    visualization = _visualization(reader.sub("visualization", {}), world)
 
-    ada = reader.sub("sawyer_adapter", {})
-    topics = ada.sub("topics", {})
-    joints = ada.string_list("joints", [f"right_j{i}" for i in range(7)])
+def _sawyer_adapter(ada: ConfigReader) -> SawyerAdapterConfig:
+    topics = ada.sub("topics")
+    joints = ada.string_list("joints")
     if not joints:
         raise ada.error("joints", "must name at least one joint")
     adapter = SawyerAdapterConfig(
-        joints=tuple(joints), rate=rate(ada, "rate", 1000.0), diagnostics_rate=rate(ada, "diagnostics_rate", 10.0),
-        command_timeout=ada.number("command_timeout", 0.05, exclusive_minimum=0.0),
-        timeout_behaviour=ada.string("timeout_behaviour", "hold_position", choices=TIMEOUT_BEHAVIOURS),
-        intera_command_timeout=ada.number("intera_command_timeout", 0.05, exclusive_minimum=0.0),
-        intera_timeout_rate=rate(ada, "intera_timeout_rate", 10.0),
-        suppress_gravity_compensation=ada.boolean("suppress_gravity_compensation", False),
-        suppress_rate=rate(ada, "suppress_rate", 10.0),
-        arm_command=topic(topics, "arm_command", "arm_effort_controller/commands"),
-        joint_command=topic(topics, "joint_command", "robot/limb/right/joint_command"),
-        joint_command_timeout=topic(topics, "joint_command_timeout", "robot/limb/right/joint_command_timeout"),
-        suppress_gravity_topic=topic(topics, "suppress_gravity_compensation",
-                                     "robot/limb/right/suppress_gravity_compensation"),
-        diagnostics=topic(topics, "diagnostics", "diagnostics"),
+        joints=tuple(joints), rate=rate(ada, "rate"), diagnostics_rate=rate(ada, "diagnostics_rate"),
+        command_timeout=ada.number("command_timeout", exclusive_minimum=0.0),
+        timeout_behaviour=ada.string("timeout_behaviour", choices=TIMEOUT_BEHAVIOURS),
+        intera_command_timeout=ada.number("intera_command_timeout", exclusive_minimum=0.0),
+        intera_timeout_rate=rate(ada, "intera_timeout_rate"),
+        suppress_gravity_compensation=ada.boolean("suppress_gravity_compensation"),
+        suppress_rate=rate(ada, "suppress_rate"),
+        arm_command=topic(topics, "arm_command"),
+        joint_command=topic(topics, "joint_command"),
+        joint_command_timeout=topic(topics, "joint_command_timeout"),
+        suppress_gravity_topic=topic(topics, "suppress_gravity_compensation"),
+        diagnostics=topic(topics, "diagnostics"),
     )
-    if adapter.suppress_rate <= 5.0 and adapter.suppress_gravity_compensation:
-        raise ada.error("suppress_rate", "Intera needs suppress_gravity_compensation faster than every 0.2 s "
-                        f"(> 5 Hz), got {adapter.suppress_rate} Hz")
+    if adapter.suppress_rate <= 1.0 / INTERA_SUPPRESS_PERIOD and adapter.suppress_gravity_compensation:
+        raise ada.error("suppress_rate", f"Intera needs suppress_gravity_compensation faster than every "
+                        f"{INTERA_SUPPRESS_PERIOD:g} s (> {1.0 / INTERA_SUPPRESS_PERIOD:g} Hz), got "
+                        f"{adapter.suppress_rate} Hz")
     if adapter.command_timeout > adapter.intera_command_timeout and adapter.timeout_behaviour == "zero_torque":
         raise ada.error("command_timeout", "must not exceed intera_command_timeout with zero_torque, or Intera "
                         "leaves torque mode before the adapter notices the timeout")
     topics.reject_unknown()
     ada.reject_unknown()
-    reader.reject_unknown()
-    return NodesConfig(dynamics, controller, monitor, adapter, visualization, reader.source)
+    return adapter
 
 
 def _visualization(vis: ConfigReader, world: str) -> VisualizationNodeConfig:
-    topics = vis.sub("topics", {})
-    scales = vis.sub("momentum_arrow_scale", {})
+    topics = vis.sub("topics")
+    scales = vis.sub("momentum_arrow_scale")
     config = VisualizationNodeConfig(
-        world_frame=world, rate=rate(vis, "rate", 10.0), path_rate=rate(vis, "path_rate", 5.0),
-        end_effector_frame=vis.string("end_effector_frame", ""),
-        path_duration=vis.number("path_duration", 60.0, exclusive_minimum=0.0),
-        path_spacing=vis.number("path_spacing", 0.005, minimum=0.0),
-        planned_path_samples=vis.integer("planned_path_samples", 100, minimum=2),
-        linear_momentum_scale=scales.number("linear", 0.05, exclusive_minimum=0.0),
-        angular_momentum_scale=scales.number("angular", 0.2, exclusive_minimum=0.0),
-        wheel_indicator_offset=vis.number("wheel_indicator_offset", 0.65, minimum=0.0),
-        momentum_text_offset=tuple(vis.vector("momentum_text_offset", 3, [0.0, 0.0, -1.0])),
-        diagnostics_text_offset=tuple(vis.vector("diagnostics_text_offset", 3, [0.0, 0.0, -1.5])),
-        joint_states=topic(topics, "joint_states", "") if topics.has("joint_states") else None,
-        odometry=_odometry_topics(topics, {}) if topics.has("odometry") else None,
-        attitude_setpoint=topic(topics, "attitude_setpoint", "attitude_controller/setpoint"),
-        trajectory=topic(topics, "trajectory", "arm_controller/joint_trajectory"),
-        diagnostics=topic(topics, "diagnostics", "diagnostics"),
-        markers=topic(topics, "markers", "visualization/markers"),
-        static_markers=topic(topics, "static_markers", "visualization/static_markers"),
-        end_effector_path=topic(topics, "end_effector_path", "visualization/end_effector_path"),
-        planned_end_effector_path=topic(topics, "planned_end_effector_path",
-                                        "visualization/planned_end_effector_path"),
-        goal_pose=topic(topics, "goal_pose", "visualization/goal_pose"),
-        attitude_setpoint_pose=topic(topics, "attitude_setpoint_pose", "visualization/attitude_setpoint"),
-        display_joint_states=topic(topics, "display_joint_states", "visualization/joint_states"),
-        commanded_efforts=topic(topics, "commanded_efforts", "visualization/commanded_efforts"),
+        world_frame=world, rate=rate(vis, "rate"), path_rate=rate(vis, "path_rate"),
+        end_effector_frame=vis.string("end_effector_frame"),
+        path_duration=vis.number("path_duration", exclusive_minimum=0.0),
+        path_spacing=vis.number("path_spacing", minimum=0.0),
+        planned_path_samples=vis.integer("planned_path_samples", minimum=2),
+        linear_momentum_scale=scales.number("linear", exclusive_minimum=0.0),
+        angular_momentum_scale=scales.number("angular", exclusive_minimum=0.0),
+        wheel_indicator_offset=vis.number("wheel_indicator_offset", minimum=0.0),
+        momentum_text_offset=tuple(vis.vector("momentum_text_offset", 3)),
+        diagnostics_text_offset=tuple(vis.vector("diagnostics_text_offset", 3)),
+        # absent: the dynamics node's throttled state
+        joint_states=topic(topics, "joint_states") if topics.has("joint_states") else None,
+        odometry=_odometry_topics(topics) if topics.has("odometry") else None,
+        **{name: topic(topics, name) for name in _VISUALIZATION_TOPICS},
     )
     for sub in (topics, scales, vis):
         sub.reject_unknown()
     return config
-
-
-def flatten(data: dict, prefix: str = "") -> dict[str, object]:
-    """Dotted keys of every leaf (the inverse of apply_overrides on an empty mapping)."""
-    flat = {}
-    for key, value in data.items():
-        dotted = f"{prefix}{key}"
-        if isinstance(value, dict) and value:
-            flat.update(flatten(value, dotted + "."))
-        else:
-            flat[dotted] = value
-    return flat
 
 
 def load_nodes_config(path: str | Path, overrides: dict[str, object] | None = None) -> NodesConfig:
