@@ -17,7 +17,8 @@ reported apart. Best of the rounds for each (the least disturbed one on a shared
 printed too), and the load average of the machine before and after. The rows of the three are checked to be
 identical.
 
-Goals (issue 14): 2 workers >= 1.8x the throughput of 1 on 2 cores; < 5 % overhead per run for runs of a few
+Goals: 2 workers >= 1.8x the throughput of 1 on 2 cores; < 5 % overhead per run for runs of a
+few
 seconds. Exit status 1 when a goal is missed or the rows differ.
 
     python bench/bench_campaign.py [--campaign pregrasp_robustness] [--runs 10] [--repeats 3]

@@ -1,5 +1,5 @@
 """The joined-system step (the grasp's rigid 6D loop, docs/contact.md sec. 2) as a ratio to the free step of the same
-model in the same run (issue 11; goal: at most 1.5x).
+model in the same run (docs/contact.md; goal: at most 1.5x).
 
 Model config/models/servicer_target.yaml (nv = 22), the fixture at the hand, both spacecraft drifting slowly; the same
 arm and wheel torques. Free: the gripper open (pinocchio.aba). Joined: the gripper closed and the grasp holding

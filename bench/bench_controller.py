@@ -5,7 +5,7 @@ Each figure is printed with the ratio to a baseline measured in the same run: th
 work one update cannot avoid, as bare calls (crba, nonLinearEffects, and one Cholesky solve with the
 passive block M_pp and the right-hand sides the algorithm needs, with the same LAPACK routine). The
 difference is the Python/numpy work: validation, trajectory sampling, gains, attitude law, limits, output.
-The single-mode configurations are timed for information. Issue 3: the full graph runs physics and
+The single-mode configurations are timed for information. The graph's budget: the full graph runs physics and
 control at 1 kHz with a 10x real-time floor, so the controller's share is a few tens of microseconds.
 
     python bench/bench_controller.py [--updates N] [--repeats R]

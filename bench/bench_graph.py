@@ -11,7 +11,8 @@ with ratios against baselines measured in the same run on the same scenario:
 The three are measured in turns, `repeats` rounds, best of each: a machine whose load changes during the
 run then slows all three alike and the same-run ratios stay meaningful.
 
-Floor 5x real time (a regression guard, issue 9), goal 20x. Exit status 1 when the full graph is below the floor.
+Floor 5x real time (a regression guard), goal 20x. Exit status 1 when the full graph is below
+the floor.
 
     python bench/bench_graph.py [--duration S] [--repeats R] [--integrator rk4|semi_implicit_euler]
 """

@@ -7,7 +7,7 @@ end-effector Jacobian, and per joint the centroidal-map time variation, which al
 time variations the grasp rows need; the pass itself reads the subtree centres of mass and the joint Jacobians
 from those same calls, so it makes slightly fewer). The difference is the numpy and Python work that turns them
 into the published figures. key_values() (string formatting for diagnostic_msgs) is timed separately.
-Issue 4: floor 1 ms per pass, goal 200 us. The machine's load moves these figures by 10-30 %: compare runs by
+Floor 1 ms per pass, goal 200 us. The machine's load moves these figures by 10-30 %: compare runs by
 the ratio, and take the best of several runs.
 
     python bench/bench_monitor.py [--passes N] [--repeats R]

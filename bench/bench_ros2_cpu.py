@@ -1,4 +1,4 @@
-"""CPU per node of the paced simulation graph under real ROS 2 (issue 16): `ros2 launch space_robot
+"""CPU per node of the paced simulation graph under real ROS 2 (test/ros2): `ros2 launch space_robot
 simulation.launch.py rviz:=false`, physics and control at 1 kHz paced on the wall clock, measured from /proc.
 
 After a warm-up it reads every launched process's user + system time (all threads) over a window and prints
@@ -27,7 +27,7 @@ GOAL = 0.8                   # cores for our nodes together (robot_state_publish
 PACE_TOLERANCE = 0.05        # simulated s per wall s within 5 % of 1.0
 TICK = os.sysconf("SC_CLK_TCK")
 OURS = ("dynamics", "controller", "holonomy_monitor", "scenario_player")
-DISPLAY = ("visualization",)  # what the scene in RViz costs (issue 17: under 5 % of a core)
+DISPLAY = ("visualization",)  # what the scene in RViz costs (goal: under 5 % of a core)
 DISPLAY_GOAL = 0.05
 
 

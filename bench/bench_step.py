@@ -5,9 +5,10 @@ Each figure is printed with ratios to two baselines measured in the same run:
            no limits, no auxiliary states): what a user writing the loop by hand would get;
   calls    the Pinocchio calls of one step alone on fixed inputs (RK4: 4 aba, 4 integrate, 3 dDifference for
            dexp^-1; Euler: 1 aba, 1 integrate): the floor of any Python step on this model.
-Goal (issue 2): Simulator within 1.5x of raw. Real-time factor at 1 kHz = 1000 us / (us per step).
+Goal: Simulator within 1.3x of its bare Pinocchio calls. Real-time factor at 1 kHz =
+1000 us / (us per step).
 
-Flexible models (issue 10, docs/flexibility.md): the Simulator step of config/models/servicer_flexible.yaml (two
+Flexible models (docs/flexibility.md): the Simulator step of config/models/servicer_flexible.yaml (two
 flexible links with two modes each, seven elastic Sawyer joints: nv 41 of which 33 independent; reduced dynamics,
 eq. 16) and of the same servicer with the elastic joints only (a plain tree: aba), each as a ratio to the rigid
 Simulator step measured in the same run. Goal: at most 1.5x. Each is timed with the compiled step (the default,

@@ -1,4 +1,5 @@
-"""Cartesian approach of a free-floating arm through the generalized Jacobian (seed 004 ch. 5; issue 12):
+"""Cartesian approach of a free-floating arm through the generalized Jacobian (seed 004 ch. 5; docs/controllers.md
+sec. 1):
 resolved-rate control of the end effector towards a goal frame that may move (the grapple fixture of a
 tumbling target), the reaction wheels holding the bus.
 

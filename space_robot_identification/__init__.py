@@ -1,4 +1,4 @@
-"""Parameter identification from recorded runs (issue 13): ROS-free core.
+"""Parameter identification from recorded runs (docs/identification.md): ROS-free core.
 
 Named free parameters with bounds and start values, matched signals with weights, a time window and the
 fitting methods (SciPy's Nelder-Mead, as seed 003, and bounded least squares), with Cramer-Rao style and

@@ -1,6 +1,6 @@
 """Mechanical connection and its curvature: the integrability test of the momentum (and contact) constraints.
 
-Setting (issue 4 sec. 2). Velocity constraints C(q) v = 0 (momentum h = 0, seed 004 eq. 2.25; optionally
+Setting (docs/holonomy.md). Velocity constraints C(q) v = 0 (momentum h = 0, seed 004 eq. 2.25; optionally
 with the rigid-grasp rows of eq. 2.30, i.e. the combined constraints of eq. 2.34), v split into fibre
 velocities xi (the base twists of the free-floating bodies, Pinocchio LOCAL = body twists) and shape
 velocities qdot (one-DOF joints). When C_f = C[:, fibre] is invertible the constraint is

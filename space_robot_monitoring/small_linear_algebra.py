@@ -2,7 +2,8 @@
 through LAPACK directly (scipy.linalg.lapack).
 
 Why not numpy.linalg: each of its calls adds ~4 us of Python-level checks and error-state handling, more than
-LAPACK's own work at these sizes; a monitor pass makes half a dozen such calls (issue 3's time budget). The
+LAPACK's own work at these sizes; a monitor pass makes half a dozen such calls (the graph's time budget: a 1 kHz
+control period). The
 routines are the ones numpy.linalg uses (getrf/getri for inv, gesdd for svd, syev-type for eigvalsh), so the
 results agree with numpy's to round-off (test_holonomy_linear_algebra.py).
 

@@ -1,6 +1,7 @@
 """One command input of a node: validation, last-valid hold, timeout, and its diagnostic status.
 
-Safety rules (issue 3): a command of the wrong length, with NaN/inf, or naming unknown joints is rejected,
+Safety rules (bad input is rejected and said, never passed on): a command of the wrong
+length, with NaN/inf, or naming unknown joints is rejected,
 the input keeps its last valid command, and the rejection is reported at ERROR level; when no valid
 command arrived within `timeout` seconds the input yields zero (zero torque), like Intera's
 joint_command_timeout, and reports it.

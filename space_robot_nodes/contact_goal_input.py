@@ -1,4 +1,5 @@
-"""The controller's Cartesian goal and contact-force setpoint inputs (issue 12), ROS-free like every node core.
+"""The controller's Cartesian goal and contact-force setpoint inputs (docs/controllers.md sec. 1 and 2), ROS-free
+like every node core.
 
 Messages (standard types, documented in docs/controllers.md sec. 4):
 - Cartesian goal: geometry_msgs/PoseStamped, the desired pose of the end effector (m; unit quaternion x, y, z, w)

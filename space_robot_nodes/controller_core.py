@@ -14,7 +14,7 @@ to the gripper on gripper/command (the dynamics node, or a gripper driver) when 
 rejected with an ERROR diagnostic otherwise (no target to grasp); grasp/state (from the dynamics node) switches
 the controller to the joined system when the grasp closes and back when it opens (ServicerController.set_grasp).
 
-Cartesian approach (docs/controllers.md sec. 1, issue 12): a geometry_msgs/PoseStamped on cartesian_controller/goal
+Cartesian approach (docs/controllers.md sec. 1): a geometry_msgs/PoseStamped on cartesian_controller/goal
 (the hand's goal pose in the world frame or in a frame of the model, e.g. target/grapple_frame: the goal then moves
 with it) switches the arm to the resolved-rate Cartesian controller through the generalized Jacobian, the wheels
 holding the bus (controller.yaml `cartesian_approach`); a joint trajectory, a FollowJointTrajectory goal or a grasp

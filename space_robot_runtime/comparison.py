@@ -33,7 +33,7 @@ class ComparisonResult:
     arm_joints: tuple
 
     def summary(self) -> dict:
-        """The top-level summary keys (issue 10) and a `comparison` section."""
+        """The top-level summary keys (max_*_difference, README *Scenarios*) and a `comparison` section."""
         joints = np.abs(self.joint_angle_difference)
         return {
             "max_end_effector_difference_m": _max(self.end_effector_difference),

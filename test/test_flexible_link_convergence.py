@@ -1,4 +1,5 @@
-"""Assumed modes against an independent second formulation: N rigid segments with torsional springs (issue 10).
+"""Assumed modes against an independent second formulation: N rigid segments with torsional springs
+(docs/flexibility.md sec. 11).
 
 Seed 000's study (0.5 N m sinusoids of period 1 s on both joints, from rest, arm stretched) with link 2 flexible in
 its plane, first clamped frequency 5 Hz (EI = mu L^4 (omega_1 / (b_1 L)^2)^2 = 79.84 N m^2 for 1 kg/m over 1 m),

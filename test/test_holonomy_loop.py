@@ -1,4 +1,5 @@
-"""The curvature proved by physics: small closed joint loops on a free-floating robot (issue 4 sec. 2).
+"""The curvature proved by physics: small closed joint loops on a free-floating robot (docs/holonomy.md; seed 004
+sec. 2.5).
 
 The robot starts at rest (h = 0) in the core Simulator (RKMK4, 1 ms). Joints i and j are driven around a
 square of side e in joint space: +e on i, +e on j, -e on i, -e on j, each leg a quintic in time (zero rate

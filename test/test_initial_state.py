@@ -1,7 +1,7 @@
 """initial_state poses are the base link's in the world frame, with or without a `mount` in the model config.
 
 Reference: the simulator's observation of the base link (Pinocchio frame kinematics of the built model, mount
-included), which never goes through initial_state.py. Before issue 9 a mounted free flyer's `position` was
+included), which never goes through initial_state.py. In an earlier version a mounted free flyer's `position` was
 taken relative to the mount; these tests fail on that. Tolerance 1e-12: one rigid transformation and its
 inverse, round-off only.
 """

@@ -1,4 +1,5 @@
-"""The controller node's Cartesian approach mode (issue 12) in the lockstep graph: a PoseStamped goal in the target's
+"""The controller node's Cartesian approach mode (docs/controllers.md sec. 1) in the lockstep graph: a PoseStamped
+goal in the target's
 grapple frame switches the arm to the generalized-Jacobian controller and the hand reaches the drifting fixture; a
 joint trajectory switches back; bad goals and force setpoints are ERROR diagnostics that change nothing.
 

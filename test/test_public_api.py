@@ -15,7 +15,7 @@ from space_robot_scenario import find_scenario, load_scenario
 PACKAGES = ["space_robot_dynamics", "space_robot_control", "space_robot_monitoring", "space_robot_scenario",
             "space_robot_nodes",
             "space_robot_runtime", "space_robot_identification", "space_robot_campaign"]
-# what the issue asked for by name, and where it lives
+# names docs/python_api.md promises, and where each lives
 REQUIRED = {
     "space_robot_dynamics": {"SystemModel": "model.system_model", "build_model": "model.system_model",
                              "read_model_config": "model.model_config", "Simulator": "simulation.simulator",

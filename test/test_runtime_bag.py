@@ -69,7 +69,8 @@ def expected_counts(scenario) -> dict:
     # gripper command in this scenario
     counts.update({dyn.grasp_wrench: n(dyn.grasp_wrench_rate), dyn.grasp_state: n(dyn.grasp_state_rate),
                    dyn.grasp_events: 0, dyn.gripper_command: 0, nodes.controller.gripper_command: 0})
-    # the controller's Cartesian goal and force setpoint inputs (issue 12): nobody sends one in this scenario
+    # the controller's Cartesian goal and force setpoint inputs (docs/controllers.md sec. 1): nobody sends one in
+    # this scenario
     counts.update({nodes.controller.cartesian_goal: 0, nodes.controller.force_setpoint: 0})
     return counts
 

@@ -3,7 +3,7 @@ ManifoldRK4.step with Simulator._flexible_rhs (docs/flexibility.md sec. 12).
 
 Why compiled: the flexible step's Python floor is its ~40 numpy and Pinocchio calls per right-hand side; with
 Pinocchio's own crba + rnea at 9.7 us per right-hand side on the servicer (nv 41), no Python arrangement reaches
-the issue's 1.5x of the rigid step (bench/bench_step.py). The library computes exactly what
+the goal of 1.5x the rigid step (README *Benchmarks*) (bench/bench_step.py). The library computes exactly what
 `ManifoldRK4.step(Simulator._flexible_rhs, ...)` computes without joint dissipation and external wrenches: the
 latched command plus the elastic and damping forces (docs/flexibility.md eqs. 10, 12), aba or the reduced dynamics
 of eq. 16, Pinocchio's integrate and dDifference for dexp^-1. The Python path stays, as the fallback and as the
