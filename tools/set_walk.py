@@ -9,12 +9,13 @@ they are first entered, the package (layer) of each, and
 
 - files: how many files the walk enters;
 - packages per layer: the packages entered in each architectural layer (test_code_layout.LAYERS);
-- climbs back up: steps of the walk from a file to a file of a *higher* layer (towards the glue) whose entry is not a
-  return to its caller, i.e. the walk descended into a core and then had to go up again to continue: a reader who
-  follows the value goes down, comes back up to a layer already left, and goes down again.
+- climbs back up: calls, among those, from a file of one layer into a file of a *higher* layer (towards the glue):
+  the value, already down in a core, is handed back up to glue code by a call, not by returning to its caller.
+  A reader following the calls has to climb back up the layers there (a callback, or an object of a higher layer
+  passed down and called).
 
-A walk that only descends (glue -> scenario -> cores, then glue -> nodes -> dynamics for the run) has one climb per
-phase boundary. The figures compare layouts; they are not a test.
+A walk that only descends has none; returning to a caller is not a climb. The figures compare layouts; they are
+not a test.
 """
 from __future__ import annotations
 
@@ -65,14 +66,14 @@ def _holds(obj, values: list, depth: int = 5) -> bool:
     return any(_holds(child, values, depth - 1) for child in list(children)[:200])
 
 
-def walk(set_value: str, scenario: str = "servicer_pregrasp") -> list[tuple[Path, str]]:
+def walk(set_value: str, scenario: str = "servicer_pregrasp") -> list[tuple[Path, str, Path | None]]:
     """(file, function) of every call that receives the --set value (or an object holding it, 5 levels deep), in
     first-entry order, from main() to the Simulator's construction. The value is the very object the --set text parses
     to: copies of a configuration mapping keep it (floats are immutable), and so do the settings built from it."""
     from space_robot_runtime.cli import sim_main
 
     ours = tuple(str(ROOT / p) for p in LAYERS)
-    seen: dict[tuple[Path, str], None] = {}
+    seen: dict[tuple[Path, str, Path | None], None] = {}
     text = "".join(["--set=", set_value])[len("--set="):]      # a string object of its own, followed from argv
     tracked: list = [text]    # then the leaves of the parsed value, once parse_yaml has returned it
 
@@ -89,8 +90,11 @@ def walk(set_value: str, scenario: str = "servicer_pregrasp") -> list[tuple[Path
         arguments = [frame.f_locals[name] for name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
                      if name in frame.f_locals]
         if any(_holds(a, tracked) for a in arguments):
+            caller = frame.f_back
+            while caller is not None and not caller.f_code.co_filename.startswith(ours):
+                caller = caller.f_back
             seen.setdefault((Path(code.co_filename), code.co_qualname if hasattr(code, "co_qualname")
-                             else code.co_name), None)
+                             else code.co_name, Path(caller.f_code.co_filename) if caller else None), None)
             if code.co_name == "__init__" and code.co_filename.endswith("simulation/simulator.py"):
                 raise _ReachedSimulator
 
@@ -113,20 +117,22 @@ def main() -> int:
     parser.add_argument("--verbose", action="store_true", help="print every file of the walk")
     args = parser.parse_args()
     calls = walk(args.set_value, args.scenario)
-    files = list(dict.fromkeys(path for path, _ in calls))
-    climbs = [(a, b) for a, b in zip(files, files[1:]) if layer_of(b)[0] > layer_of(a)[0]]
+    files = list(dict.fromkeys(path for path, _, _ in calls))
+    climbs = list(dict.fromkeys((caller, path) for path, _, caller in calls
+                                if caller is not None and layer_of(path)[0] > layer_of(caller)[0]))
     per_layer: dict[int, set] = {}
     for path in files:
         rank, package = layer_of(path)
         per_layer.setdefault(rank, set()).add(package)
     if args.verbose:
-        for path, function in calls:
-            print(f"  {str(path.relative_to(ROOT)):<58} {function}")
-    print(f"--set {args.set_value}: {len(files)} files ({len(calls)} functions), {len(climbs)} climbs back up")
+        for path, function, caller in calls:
+            print(f"  {str(path.relative_to(ROOT)):<58} {function:<40} <- {caller.relative_to(ROOT) if caller else ''}")
+    functions = len({(path, function) for path, function, _ in calls})
+    print(f"--set {args.set_value}: {len(files)} files ({functions} functions), {len(climbs)} climbs back up")
     for rank in sorted(per_layer):
         print(f"  layer {rank}: {', '.join(sorted(per_layer[rank]))}")
-    for a, b in climbs:
-        print(f"  climb: {a.relative_to(ROOT)} -> {b.relative_to(ROOT)}")
+    for caller, path in climbs:
+        print(f"  climb: {caller.relative_to(ROOT)} calls {path.relative_to(ROOT)}")
     return 0
 
 
