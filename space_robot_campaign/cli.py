@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import traceback
 from pathlib import Path
 
 from space_robot_dynamics.errors import SpaceRobotError
+from space_robot_runtime.command_line import EXIT_INTERNAL, CommandLine  # noqa: F401 - this tool's status 4
 
-EXIT_OK, EXIT_BAD_INPUT, EXIT_NOT_RUN, EXIT_INTERNAL = 0, 2, 3, 4
+CAMPAIGN = CommandLine("space-robot-campaign")
+EXIT_OK, EXIT_BAD_INPUT, EXIT_NOT_RUN = 0, 2, 3
 EXIT_STATUS_HELP = """exit status:
   0    every requested run has its row (whatever the runs' outcomes: the report says how many succeeded)
   2    bad input (campaign file, scenario, --out...): one line names it; nothing was run
@@ -53,7 +54,7 @@ def _campaign_list() -> str:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="space-robot-campaign", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog=CAMPAIGN.tool, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a campaign (parameter sweep or Monte Carlo of a scenario) on Ray: one task per run, "
                     "one row per run in a Parquet table written as runs finish, then a report (success rate "
                     "with its confidence interval, percentiles, plots, worst runs with the command that "
@@ -87,21 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _say(text: str) -> None:
-    print(f"space-robot-campaign: {text}", file=sys.stderr, flush=True)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from space_robot_runtime.interruption import Interruption
-
-    with Interruption() as interruption:
-        try:
-            return _campaign(args, interruption)
-        except Exception as exc:  # noqa: BLE001 - the last resort: a bug, said as one, with its own exit status
-            traceback.print_exc()
-            _say(f"internal error (a bug; please report it with the traceback above): {type(exc).__name__}: {exc}")
-            return EXIT_INTERNAL
+    return CAMPAIGN.run(lambda interruption: _campaign(args, interruption))
 
 
 def _campaign(args, interruption) -> int:
@@ -112,14 +101,14 @@ def _campaign(args, interruption) -> int:
     from .executors import ExecutorError, InProcessExecutor, RayExecutor
 
     if args.in_process and (args.address or (args.workers or 1) > 1):
-        _say("error: --in-process runs one run at a time in this process: it takes neither --address nor "
-             "--workers above 1")
+        CAMPAIGN.say("error: --in-process runs one run at a time in this process: it takes neither --address nor "
+                     "--workers above 1")
         return EXIT_BAD_INPUT
     try:
         bags = BagSelection.parse(args.keep_bags)
         campaign = load_campaign(args.campaign)
     except SpaceRobotError as exc:
-        _say(f"error: {exc}")
+        CAMPAIGN.say(f"error: {exc}")
         return EXIT_BAD_INPUT
 
     def executor():
@@ -132,10 +121,10 @@ def _campaign(args, interruption) -> int:
                               resume=args.resume, overwrite=args.overwrite, bags=bags, csv=args.csv,
                               progress=args.progress, plots=not args.no_plots, stop=interruption)
     except SpaceRobotError as exc:
-        _say(f"error: {exc}")
+        CAMPAIGN.say(f"error: {exc}")
         return EXIT_BAD_INPUT
     except ExecutorError as exc:
-        _say(f"error: {exc}")
+        CAMPAIGN.say(f"error: {exc}")
         return EXIT_NOT_RUN
     report = result.report
     print(f"campaign {campaign.name}: {result.recorded} of {result.requested} runs recorded ({result.new_runs} new, "
@@ -148,8 +137,8 @@ def _campaign(args, interruption) -> int:
         print(f"  worst run {worst['run']} ({worst['outcome']}): {worst['command']}")
     if result.interrupted:
         missing = result.requested - result.recorded
-        _say(f"interrupted by {result.interrupted}: {missing} run(s) missing; the finished runs are in the table "
-             f"and the report; run again with --resume --out {result.out} to run the missing ones")
+        CAMPAIGN.say(f"interrupted by {result.interrupted}: {missing} run(s) missing; the finished runs are in the "
+                     f"table and the report; run again with --resume --out {result.out} to run the missing ones")
         return interruption.exit_status
     return EXIT_OK
 

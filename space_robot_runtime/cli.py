@@ -12,14 +12,15 @@ import argparse
 import json
 import math
 import sys
-import traceback
 from pathlib import Path
 
 from space_robot_dynamics.config_reader import parse_yaml
 from space_robot_dynamics.errors import SpaceRobotError
+from space_robot_runtime.command_line import EXIT_INTERNAL, CommandLine  # noqa: F401 - this tool's status 4
 from space_robot_scenario import find_scenario, load_scenario, parse_overrides, shipped_scenarios
 
-EXIT_OK, EXIT_REQUIREMENTS, EXIT_BAD_INPUT, EXIT_RUN_FAILED, EXIT_INTERNAL = 0, 1, 2, 3, 4
+SIM, PLOT = CommandLine("space-robot-sim"), CommandLine("space-robot-plot")
+EXIT_OK, EXIT_REQUIREMENTS, EXIT_BAD_INPUT, EXIT_RUN_FAILED = 0, 1, 2, 3
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
 EXIT_STATUS_HELP = """exit status:
   0    the run completed and no requirement of the scenario was found unmet
@@ -63,7 +64,7 @@ def _scenario_list() -> str:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="space-robot-sim", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog=SIM.tool, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a scenario in the standalone runtime (lockstep simulated time, no ROS 2 needed) and\n"
                     "write a rosbag2 (MCAP), summary.json and plots into an output directory that the run owns.",
         epilog=f"{_scenario_list()}\n\n{EXIT_STATUS_HELP}")
@@ -89,19 +90,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def sim_main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from space_robot_runtime.interruption import Interruption
-
-    with Interruption() as interruption:
-        try:
-            return _simulate(args, interruption)
-        except Exception as exc:  # noqa: BLE001 - the last resort: a bug, said as one, with its own exit status
-            traceback.print_exc()
-            _say(f"internal error (a bug; please report it with the traceback above): {type(exc).__name__}: {exc}")
-            return EXIT_INTERNAL
-
-
-def _say(text: str) -> None:
-    print(f"space-robot-sim: {text}", file=sys.stderr, flush=True)
+    return SIM.run(lambda interruption: _simulate(args, interruption))
 
 
 def _simulate(args, interruption) -> int:
@@ -119,11 +108,11 @@ def _simulate(args, interruption) -> int:
         run.ticks_for(duration)
         output = OutputDirectory(args.out or Path("out") / scenario.name, args.overwrite)
     except SpaceRobotError as exc:
-        _say(f"error: {exc}")
+        SIM.say(f"error: {exc}")
         return EXIT_BAD_INPUT
     if interruption.requested:
         output.discard()
-        _say(f"interrupted by {interruption.name} before the run started; nothing written")
+        SIM.say(f"interrupted by {interruption.name} before the run started; nothing written")
         return interruption.exit_status
     result = run.run(duration=duration, plots=not args.no_plots, progress=args.progress, stop=interruption,
                      output=output)
@@ -131,16 +120,14 @@ def _simulate(args, interruption) -> int:
     status = result.status
     if status.internal_error:
         print(status.traceback, file=sys.stderr)
-        _say(f"internal error (a bug; please report it with the traceback above): {status.internal_error}; "
-             f"what was recorded is in {result.out}")
-        return EXIT_INTERNAL
+        return SIM.internal_error(f"{status.internal_error}; what was recorded is in {result.out}")
     if status.stopped_by in ("SIGINT", "SIGTERM"):
-        _say(f"interrupted by {status.stopped_by} at t = {status.simulated_time:.3f} s of "
-             f"{status.requested_duration:.3f} s; bag, summary (complete: false) and plots of the run so far "
-             f"in {result.out}")
+        SIM.say(f"interrupted by {status.stopped_by} at t = {status.simulated_time:.3f} s of "
+                f"{status.requested_duration:.3f} s; bag, summary (complete: false) and plots of the run so far "
+                f"in {result.out}")
         return interruption.exit_status
     if status.stopped_by == "diverged":
-        _say(f"{status.reason.rstrip('.')}; outputs up to t = {status.simulated_time:.6f} s in {result.out}")
+        SIM.say(f"{status.reason.rstrip('.')}; outputs up to t = {status.simulated_time:.6f} s in {result.out}")
         return EXIT_RUN_FAILED
     return EXIT_REQUIREMENTS if result.summary.get("requirements_met") is False else EXIT_OK
 
@@ -151,15 +138,15 @@ def _study(path: Path, args, interruption) -> int:
     from space_robot_runtime.study_run import StudyInterrupted, report, run_study
 
     if args.set:
-        _say(f"error: --set: not supported for the study {path.stem} (edit a copy of {path} instead)")
+        SIM.say(f"error: --set: not supported for the study {path.stem} (edit a copy of {path} instead)")
         return EXIT_BAD_INPUT
     try:
         outcome = run_study(path, args.duration, args.out, args.overwrite, not args.no_plots, interruption)
     except SpaceRobotError as exc:
-        _say(f"error: {exc}")
+        SIM.say(f"error: {exc}")
         return EXIT_BAD_INPUT
     except StudyInterrupted as exc:
-        _say(f"study {path.stem} {exc} by {interruption.name}; nothing written")
+        SIM.say(f"study {path.stem} {exc} by {interruption.name}; nothing written")
         return interruption.exit_status
     report(outcome)
     return EXIT_OK if outcome.summary["requirements_met"] else EXIT_REQUIREMENTS
@@ -202,20 +189,24 @@ def _report(result) -> None:
 
 
 def plot_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="space-robot-plot", description="Plot a bag written by space-robot-sim.")
+    parser = argparse.ArgumentParser(prog=PLOT.tool, description="Plot a bag written by space-robot-sim.")
     parser.add_argument("bag", type=Path, help="rosbag2 directory")
     parser.add_argument("--out", type=Path, help="directory for the PNGs (default: next to the bag)")
     args = parser.parse_args(argv)
+    return PLOT.run(lambda _none: _plot(args), interruptible=False)      # no safe point to stop at: Ctrl-C ends it
+
+
+def _plot(args) -> int:
     from space_robot_runtime.run_plots import plot_run
     from space_robot_runtime.run_trace import read_bag
 
     if not (args.bag / "metadata.yaml").is_file():
-        print(f"space-robot-plot: error: {args.bag} is not a rosbag2 directory (no metadata.yaml)", file=sys.stderr)
+        PLOT.say(f"error: {args.bag} is not a rosbag2 directory (no metadata.yaml)")
         return EXIT_BAD_INPUT
     try:
         trace, info = read_bag(args.bag)
     except Exception as exc:  # noqa: BLE001 - any reader failure means an unreadable bag: say so, do not crash
-        print(f"space-robot-plot: error: cannot read {args.bag}: {exc}", file=sys.stderr)
+        PLOT.say(f"error: cannot read {args.bag}: {exc}")
         return EXIT_BAD_INPUT
     out = args.out or args.bag.resolve().parent
     paths = plot_run(trace, out, info.get("scenario", args.bag.name), attitude_limit=info.get("attitude_limit"),

@@ -15,13 +15,14 @@ import argparse
 import os
 import sys
 import time
-import traceback
 from pathlib import Path
 
 from space_robot_dynamics.errors import ConfigError, SpaceRobotError
+from space_robot_runtime.command_line import EXIT_INTERNAL, CommandLine  # noqa: F401 - this tool's status 4
 
 TOOL = "space-robot-identify"
-EXIT_OK, EXIT_NOT_CONVERGED, EXIT_BAD_INPUT, EXIT_RUN_FAILED, EXIT_INTERNAL = 0, 1, 2, 3, 4
+IDENTIFY = CommandLine(TOOL)
+EXIT_OK, EXIT_NOT_CONVERGED, EXIT_BAD_INPUT, EXIT_RUN_FAILED = 0, 1, 2, 3
 EXIT_STATUS_HELP = """exit status:
   0    every fit converged (summary.json and the table on stdout give the estimates)
   1    a fit of the main case (the headline figures' data) did not converge (named on the last lines; its
@@ -56,10 +57,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _say(text: str) -> None:
-    print(f"{TOOL}: {text}", file=sys.stderr, flush=True)
-
-
 def identify_main(argv: list[str] | None = None) -> int:
     # The fits multiply matrices of a few rows (5 x 5 transition matrices, 6 x 10 regressors): BLAS threads only
     # cost there (50x slower for scipy's expm on a loaded 2-core machine). Set before NumPy loads (the console
@@ -68,15 +65,7 @@ def identify_main(argv: list[str] | None = None) -> int:
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     args = _parser().parse_args(argv)
-    from space_robot_runtime.interruption import Interruption
-
-    with Interruption() as interruption:
-        try:
-            return _identify(args, interruption)
-        except Exception as exc:  # noqa: BLE001 - the last resort: a bug, said as one, with its own exit status
-            traceback.print_exc()
-            _say(f"internal error (a bug; please report it with the traceback above): {type(exc).__name__}: {exc}")
-            return EXIT_INTERNAL
+    return IDENTIFY.run(lambda interruption: _identify(args, interruption))
 
 
 def _identify(args, interruption) -> int:
@@ -104,7 +93,7 @@ def _identify(args, interruption) -> int:
             data_sets = None
         output = OutputDirectory(args.out or Path("out") / config.name, args.overwrite, tool=TOOL)
     except SpaceRobotError as exc:
-        _say(f"error: {exc}")
+        IDENTIFY.say(f"error: {exc}")
         return EXIT_BAD_INPUT
     study = Study(config)
     if maker is None:
@@ -137,19 +126,19 @@ def _identify(args, interruption) -> int:
         bar.close()
         output.discard()
         if interruption.requested:           # the scenario run stopped on the signal: an interruption, not a failure
-            _say(f"interrupted by {interruption.name} while recording synthetic data; nothing written")
+            IDENTIFY.say(f"interrupted by {interruption.name} while recording synthetic data; nothing written")
             return interruption.exit_status
-        _say(f"error: {exc}; nothing written")
+        IDENTIFY.say(f"error: {exc}; nothing written")
         return EXIT_RUN_FAILED
     except _Interrupted:
         bar.close()
         output.discard()
-        _say(f"interrupted by {interruption.name}; nothing written")
+        IDENTIFY.say(f"interrupted by {interruption.name}; nothing written")
         return interruption.exit_status
     except SpaceRobotError as exc:
         bar.close()
         output.discard()
-        _say(f"error: {exc}")
+        IDENTIFY.say(f"error: {exc}")
         return EXIT_BAD_INPUT
     bar.close()
     summary = _summary(config, study, args, time.perf_counter() - started)
@@ -168,8 +157,8 @@ def _identify(args, interruption) -> int:
     _report(summary, final)
     failed = [r for r in study.records if not r["success"]]
     for r in failed:
-        _say(f"fit not converged: {r['problem']} {r['case']} noise seed {r['noise_seed']} {r['method']}: "
-             f"{r['message']}")
+        IDENTIFY.say(f"fit not converged: {r['problem']} {r['case']} noise seed {r['noise_seed']} {r['method']}: "
+                     f"{r['message']}")
     main_case = summary["headline_case"]
     return EXIT_NOT_CONVERGED if any(r["case"] == main_case for r in failed) else EXIT_OK
 
