@@ -16,7 +16,6 @@ from space_robot_runtime.run_summary import to_json
 
 from . import campaign_statistics as stats
 from .campaign_config import Campaign
-from .result_table import parameter_columns
 from .run_plan import reproduce_command
 
 REPORT_JSON = "report.json"
@@ -134,8 +133,3 @@ def markdown(report: dict, campaign: Campaign) -> str:
     if "execution" in report:
         lines += ["## Execution", "", "```", json.dumps(report["execution"], indent=2, sort_keys=True), "```", ""]
     return "\n".join(lines)
-
-
-def scalar_parameter_columns(campaign: Campaign) -> list[str]:
-    """The numeric parameter columns (what the scatter plots put on their x axes)."""
-    return [name for name, kind in parameter_columns(campaign) if kind == "float"]

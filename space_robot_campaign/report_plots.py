@@ -14,6 +14,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .campaign_config import Campaign
+from .result_table import scalar_parameter_columns
 
 _DPI = 100
 _PANEL = (3.6, 2.8)        # inches per scatter panel
@@ -38,8 +39,6 @@ def _finite(values) -> np.ndarray:
 
 def plot_report(campaign: Campaign, rows: dict, success: list[bool], directory: Path) -> list[Path]:
     """histogram-<figure>.png and scatter-<figure>.png for every figure with at least one value."""
-    from .campaign_report import scalar_parameter_columns
-
     directory = Path(directory)
     ok = np.array(success, bool)
     columns = scalar_parameter_columns(campaign)

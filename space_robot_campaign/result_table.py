@@ -46,6 +46,11 @@ def parameter_columns(campaign: Campaign) -> list[tuple[str, str]]:
     return columns
 
 
+def scalar_parameter_columns(campaign: Campaign) -> list[str]:
+    """The numeric parameter columns (what the report's scatter plots put on their x axes)."""
+    return [name for name, kind in parameter_columns(campaign) if kind == "float"]
+
+
 def schema(campaign: Campaign):
     import pyarrow as pa
 
