@@ -7,9 +7,9 @@ import numpy as np
 import pinocchio as pin
 
 from space_robot_dynamics import initial_state_from
-from space_robot_dynamics.contact.contact_config import Stabilization
 from space_robot_dynamics.contact.explicit_constraints import ExplicitConstraintDynamics
 from space_robot_dynamics.contact.loop_closure import LoopClosure
+from space_robot_dynamics.model.contact_config import Stabilization
 
 # Baumgarte of the model files' grasp sections (Kp = 400 s^-2, Kd = 40 s^-1)
 STABILIZATION = Stabilization(natural_frequency=20.0, damping_ratio=1.0)

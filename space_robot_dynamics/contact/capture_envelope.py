@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from .contact_config import GraspTolerances
+from ..model.contact_config import GraspTolerances
 
 
 @dataclass(frozen=True)

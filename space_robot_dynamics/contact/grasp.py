@@ -19,9 +19,9 @@ import math
 import numpy as np
 import pinocchio as pin
 
+from ..model.contact_sites import GraspSite
 from .capture_envelope import CaptureCheck, check_capture
 from .contact_events import GRASP, GRASP_FAILED, GRIPPER_OPENED, RELEASE, ContactEvent, momentum_jump
-from .contact_sites import GraspSite
 from .explicit_constraints import ExplicitConstraintDynamics
 from .impulse import plastic_impulse
 from .loop_closure import LoopClosure

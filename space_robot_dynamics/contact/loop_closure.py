@@ -30,8 +30,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
+from ..model.contact_config import Stabilization
 from ..pinocchio_compat import init_constraint_dynamics, rigid_constraint_6d
-from .contact_config import Stabilization
 from .explicit_constraints import ExplicitConstraintDynamics
 
 WORLD = pin.ReferenceFrame.WORLD

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from .contact_config import SurfaceConfig
+from ..model.contact_config import SurfaceConfig
 from .explicit_constraints import ExplicitConstraintDynamics
 
 ALIGNED = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from ..config_reader import ConfigReader, load_config_file
-from ..contact.contact_config import read_contact_surfaces, read_grasp
 from .base_thrusters import read_base_thrusters
+from .contact_config import read_contact_surfaces, read_grasp
 from .flexibility_config import read_elastic_joints, read_flexible_links
 from .urdf_source import declared_arguments
 

@@ -20,12 +20,12 @@ import numpy as np
 import pinocchio as pin
 
 from ..config_reader import ConfigReader
-from ..contact.contact_sites import resolve_grasp, resolve_surfaces
 from ..errors import CommandError, ConfigError
 from ..package_share import find_in_share
 from ..pinocchio_compat import append_model_at_frame, append_model_at_universe, build_model_from_urdf_string
 from . import flexible_urdf, urdf_source
 from .base_thrusters import resolve_base_thrusters
+from .contact_sites import resolve_grasp, resolve_surfaces
 from .flexibility import Flexibility
 from .model_config import ModelConfig, SubtreeConfig, load_model_config, mount_rotation, read_model_config
 
