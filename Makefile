@@ -23,7 +23,10 @@ ROS2_PREFIX ?= /opt/ros2-humble
 # Pinocchio first: setup.py compiles the flexible step against the headers of the `pin` wheel it finds there, and
 # Eigen's from the `cmeel-eigen` wheel (header-only; the `pin` wheels bring none, and a fresh machine has no
 # libeigen3-dev).
-$(STAMP): setup.py setup.cfg package.xml space_robot_dynamics/simulation/native/flexible_step.cpp $(CONSTRAINTS)
+# Every package's __init__.py too: an editable install maps the top-level packages it saw, so a new package (a new
+# __init__.py) needs a reinstall before the console scripts can import it.
+$(STAMP): setup.py setup.cfg package.xml space_robot_dynamics/simulation/native/flexible_step.cpp \
+          $(wildcard space_robot_*/__init__.py) $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install $(PIP_FLAGS) "$(PIN_SPEC)" "cmeel-eigen>=3.4"
 	$(VENV)/bin/pip install $(PIP_FLAGS) "$(PIN_SPEC)" -e ".[test,campaign]"
