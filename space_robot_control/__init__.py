@@ -1,6 +1,8 @@
 """ROS-free control core of space_robot: trajectory following, computed torque on the free-floating
 system, reaction-wheel attitude control, and the servicer controller that combines them; seed 004's generalized
-Jacobian and Cartesian approach, hybrid force/motion and adaptive inverse dynamics (docs/controllers.md).
+Jacobian and Cartesian approach, hybrid force/motion and adaptive inverse dynamics (docs/controllers.md). The
+seed 004 ch. 6 and 7 studies and their welded-contact plant are in thesis_studies/: the oracle of the controller's
+force_motion mode, not product code.
 
 Nothing here imports rclpy; the node glue imports from here, never the reverse. This package imports
 from space_robot_dynamics (the model), never the reverse. The public names below are importable from the
@@ -23,10 +25,10 @@ _EXPORTS = {
     "GeneralizedJacobian": ".generalized_jacobian", "damped_pseudo_inverse": ".generalized_jacobian",
     "CartesianApproachController": ".cartesian_approach", "CartesianApproachSettings": ".cartesian_approach",
     "HybridForceMotionLaw": ".hybrid_force_motion", "HybridGains": ".hybrid_force_motion",
-    "ContactRows": ".hybrid_force_motion", "ForceMotionStudy": ".force_motion_study",
-    "read_force_motion_settings": ".force_motion_study", "EstimatedModel": ".adaptive_inverse_dynamics",
-    "AdaptationLaw": ".adaptive_inverse_dynamics", "AdaptiveStudy": ".adaptive_study",
-    "read_adaptive_settings": ".adaptive_study",
+    "ContactRows": ".hybrid_force_motion", "ForceMotionStudy": ".thesis_studies.force_motion_study",
+    "read_force_motion_settings": ".thesis_studies.force_motion_study", "EstimatedModel": ".adaptive_inverse_dynamics",
+    "AdaptationLaw": ".adaptive_inverse_dynamics", "AdaptiveStudy": ".thesis_studies.adaptive_study",
+    "read_adaptive_settings": ".thesis_studies.adaptive_study",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

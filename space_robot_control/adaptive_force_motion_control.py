@@ -2,7 +2,8 @@
 with `force_motion.adaptation` configured (docs/controllers.md sec. 3.4): the hybrid mode of force_motion_control.py
 solving (R) on a model whose estimated bodies (the target's, typically) carry the current estimates pi_hat, adapted
 by eq. 7.11 (adaptive_inverse_dynamics.py's AdaptationLaw on Pinocchio's joint-torque regressor). The thesis study
-(adaptive_study.py) runs the same law on its own plant, with the plant's exact acceleration; it is this mode's oracle.
+(thesis_studies/adaptive_study.py) runs the same law on its own plant, with the plant's exact acceleration; it is this
+mode's oracle.
 
 What the node has that the study does not, and what it does about it:
 - no acceleration measurement: eq. 7.8's Y(q, v, a) takes a = (v_k - v_k-1) / (t_k - t_k-1) between two

@@ -2,7 +2,7 @@
 sec. 2.5): while the grasp holds, the base attitude and the arm joints follow their setpoints and the hand pushes on
 the target with a commanded force, the law realized on the inputs the servicer has, its base thrusters and its joint
 torques (the realization (R) of hybrid_force_motion.py; the thesis study runs the same law on its own plant:
-force_motion_study.py, the oracle of this mode's tests).
+thesis_studies/force_motion_study.py, the oracle of this mode's tests).
 
 Inputs at each update (SI, frames stated):
 - the full model state q, v (SystemModel order: every free flyer's twist in its LOCAL frame);

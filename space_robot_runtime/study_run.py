@@ -1,9 +1,10 @@
 """Thesis studies run by `space-robot-sim NAME` (config/studies/*.yaml): the seed 004 ch. 6 and ch. 7 cases.
 
-A study is not a scenario of the node graph: it runs its ROS-free core (space_robot_control.force_motion_study,
-space_robot_control.adaptive_study) on its own constrained plant, because the thesis cases start with the hand
-already in contact with the target (a rigid 6D contact from t = 0), which the node graph's simulator does not
-model. It writes summary.json (its figures, the thesis's figure beside them, each requirement and whether it is
+A study is not a scenario of the node graph: it runs its ROS-free core (space_robot_control.thesis_studies:
+force_motion_study, adaptive_study) on its own constrained plant, the hand held on the target by a rigid 6D contact
+from t = 0 as the thesis assumes, with the exact state and contact force: the oracle that the node-graph scenarios
+thesis_force_motion_graph and hubble_adaptive_graph (the same cases on the simulator's grasp) are tested against.
+It writes summary.json (its figures, the thesis's figure beside them, each requirement and whether it is
 met) and PNG figures into an output directory owned as space-robot-sim's (output_directory.py); no bag.
 Exit status as space-robot-sim's: 0 when every requirement is met, 1 otherwise.
 """
@@ -61,9 +62,9 @@ class StudyOutcome:
 
 
 # study kind -> (core module, settings reader, study class, plot function of study_plots.py)
-KINDS = {"hybrid_force_motion": ("space_robot_control.force_motion_study", "read_force_motion_settings",
+KINDS = {"hybrid_force_motion": ("space_robot_control.thesis_studies.force_motion_study", "read_force_motion_settings",
                                  "ForceMotionStudy", "plot_force_motion"),
-         "adaptive_inverse_dynamics": ("space_robot_control.adaptive_study", "read_adaptive_settings",
+         "adaptive_inverse_dynamics": ("space_robot_control.thesis_studies.adaptive_study", "read_adaptive_settings",
                                        "AdaptiveStudy", "plot_adaptive")}
 
 

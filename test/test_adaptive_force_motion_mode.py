@@ -1,6 +1,6 @@
 """The controller node's force_motion mode with adaptation (space_robot_control/adaptive_force_motion_control.py;
 docs/controllers.md sec. 3.4): seed 004 ch. 7 on the Hubble case through the node graph, against the thesis study
-(adaptive_study.py: the same law on its own plant, with the plant's exact acceleration) as the oracle.
+(thesis_studies/adaptive_study.py: the same law on its own plant, with the plant's exact acceleration) as the oracle.
 
 What must differ and by how much: the node adapts with the mean acceleration between the last two states and the
 previous state's regressor (no accelerometer), and its force loop takes 0.1 of each relaxed step of eq. 7.3 (stable
@@ -19,7 +19,7 @@ from test_force_motion_mode import ScenarioGraph
 
 from space_robot_control.adaptive_force_motion_control import AdaptiveForceMotionController
 from space_robot_control.adaptive_inverse_dynamics import AdaptationLaw
-from space_robot_control.adaptive_study import AdaptiveStudy, read_adaptive_settings
+from space_robot_control.thesis_studies.adaptive_study import AdaptiveStudy, read_adaptive_settings
 from space_robot_dynamics.config_reader import ConfigReader, parse_yaml
 from space_robot_dynamics.errors import ConfigError
 from space_robot_dynamics.model.system_model import SystemModel

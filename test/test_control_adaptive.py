@@ -1,5 +1,5 @@
 """Seed 004 ch. 7: adaptive inverse dynamics (space_robot_control/adaptive_inverse_dynamics.py) on the Hubble study
-(adaptive_study.py), shortened here; the full 60 s run is `space-robot-sim hubble_adaptive`.
+(thesis_studies/adaptive_study.py), shortened here; the full 60 s run is `space-robot-sim hubble_adaptive`.
 
 Independent references: the regressor against Pinocchio's rnea (crba and the bias forces of the true model); the
 Lyapunov function of eq. 7.12 evaluated at every control step (V' = -x^T Q x <= 0 in continuous time, so V may
@@ -12,7 +12,7 @@ import pinocchio as pin
 import pytest
 
 from space_robot_control.adaptive_inverse_dynamics import EstimatedModel, lyapunov_blocks, null_space_basis
-from space_robot_control.adaptive_study import AdaptiveStudy, read_adaptive_settings
+from space_robot_control.thesis_studies.adaptive_study import AdaptiveStudy, read_adaptive_settings
 from space_robot_dynamics.config_reader import ConfigReader, load_config_file
 from space_robot_dynamics.errors import ConfigError
 

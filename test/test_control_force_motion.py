@@ -12,9 +12,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from space_robot_control.force_motion_study import ForceMotionStudy, read_force_motion_settings
 from space_robot_control.hybrid_force_motion import ContactRows, HybridGains
 from space_robot_control.settling import settling_time
+from space_robot_control.thesis_studies.force_motion_study import ForceMotionStudy, read_force_motion_settings
 from space_robot_dynamics.config_reader import ConfigReader, load_config_file
 from space_robot_dynamics.errors import ConfigError
 

@@ -2,8 +2,9 @@
 2.5): seed 004 ch. 6's hybrid force/motion law realized with the base thrusters and the joint torques, running in the
 lockstep node graph on the dynamics node's grasp, its force loop fed by grasp/wrench.
 
-Oracle: the thesis study (force_motion_study.py), the same law solved on its own welded-contact plant with the exact
-state and contact force, no topics, no limits. Where the graph must differ, the bound says by how much and why:
+Oracle: the thesis study (thesis_studies/force_motion_study.py), the same law solved on its own welded-contact plant
+with the exact state and contact force, no topics, no limits. Where the graph must differ, the bound says by how much
+and why:
 - without saturation (a step of 0.1 x the thesis's), the mode starts one control period after the study (the gripper
   closes at the first step; the first update is joint tracking), so the joint errors may differ by about
   dt x the peak error rate; the bound is twice that, computed from the study's own series;
@@ -19,8 +20,8 @@ import pytest
 from graph_probe import TopicProbe
 
 from space_robot_control.force_motion_control import ForceMotionController, read_force_motion_config
-from space_robot_control.force_motion_study import ForceMotionStudy, read_force_motion_settings
 from space_robot_control.servicer_controller import ServicerController
+from space_robot_control.thesis_studies.force_motion_study import ForceMotionStudy, read_force_motion_settings
 from space_robot_dynamics.config_reader import ConfigReader, parse_yaml
 from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.model.system_model import SystemModel

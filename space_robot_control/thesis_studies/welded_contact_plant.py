@@ -1,7 +1,9 @@
-"""A model whose end effector is held on a target by a rigid 6D contact (seed 004 sec. 2.4 and ch. 6: the
-contact constraints J(theta) thetadot = 0 of eq. 6.2 with the target's and the robot's coordinates together),
-simulated with Pinocchio's constraint dynamics. Used by the thesis studies of ch. 6 and 7 (the contact is in
-place from t = 0, as the thesis assumes; the grasp event itself is the capture issue's).
+"""The thesis studies' plant: a model whose end effector is held on a target by a rigid 6D contact from t = 0
+(seed 004 sec. 2.4 and ch. 6: the contact constraints J(theta) thetadot = 0 of eq. 6.2 with the target's and the
+robot's coordinates together, the contact established as ch. 6 and 7 assume), simulated with Pinocchio's
+constraint dynamics. The ch. 6 and ch. 7 studies (force_motion_study.py, adaptive_study.py) run on it, and with
+them it is the oracle of the node-graph scenarios thesis_force_motion_graph and hubble_adaptive_graph. It is not
+the product's grasp: the simulator closes and holds a grasp in its contact loop (space_robot_dynamics/contact/).
 
 Contact frames: c1 = frame `frame1` (the hand) on its parent joint j1; c2 on the target's joint j2, placed so
 that it coincides with c1 at the initial configuration (the weld keeps that relative pose). Pinocchio's
@@ -13,17 +15,18 @@ with lambda (6) the spatial force the constraint applies on the hand's body, in 
 the wrench the target exerts on the hand; the target feels -lambda. Baumgarte gains (kp 1/s^2, kd 1/s) hold
 the drift of the position-level constraint (reported: `constraint_error`).
 
-Integration: the project's RKMK4 (integrators.py) on (q, v) with tau held over the step (zero-order hold).
+Integration: the project's RKMK4 (space_robot_dynamics/simulation/integrators.py) on (q, v) with tau held over
+the step (zero-order hold).
 """
 from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
 
-from ..errors import ConfigError
-from ..model.system_model import SystemModel
-from ..pinocchio_compat import init_constraint_dynamics, rigid_constraint_6d
-from .integrators import ManifoldRK4
+from space_robot_dynamics.errors import ConfigError
+from space_robot_dynamics.model.system_model import SystemModel
+from space_robot_dynamics.pinocchio_compat import init_constraint_dynamics, rigid_constraint_6d
+from space_robot_dynamics.simulation.integrators import ManifoldRK4
 
 
 class WeldedContactPlant:

@@ -1,8 +1,9 @@
 """Seed 004 ch. 6 reproduction (sec. 6.3): the 6-DOF free-flying robot (300 kg base, 1500 kg target) with its hand
 held on the target, the hybrid force/motion law of eqs. 6.6-6.7 realized on the inputs the base and arm have
-(hybrid_force_motion.py), K_P 30, K_D 25, K_F 10, K_I 50, desired joints [0.3, 0.2, 0.4, 0.45, 0.5, 0.0], base
-attitude zero, contact force 10 N along x. ROS-free: runs on the WeldedContactPlant and returns time series and a
-summary; the runtime (space-robot-sim thesis_force_motion) writes them out.
+(space_robot_control/hybrid_force_motion.py), K_P 30, K_D 25, K_F 10, K_I 50, desired joints [0.3, 0.2, 0.4, 0.45,
+0.5, 0.0], base attitude zero, contact force 10 N along x. ROS-free: runs on the WeldedContactPlant
+(welded_contact_plant.py) and returns time series and a summary; the runtime (space-robot-sim thesis_force_motion)
+writes them out.
 
 Coordinates: v = [base twist (LOCAL) | joints 1-6 | target twist (LOCAL)] (thesis_6dof.yaml). Errors:
 - joints e_q = q_d - q (rad; m for the prismatic joint 6), rate -qdot (constant q_d);
@@ -24,9 +25,8 @@ import pinocchio as pin
 from space_robot_dynamics.config_reader import ConfigReader
 from space_robot_dynamics.errors import ConfigError
 from space_robot_dynamics.model.system_model import build_model
-from space_robot_dynamics.simulation.welded_contact import WeldedContactPlant
 
-from .hybrid_force_motion import (
+from ..hybrid_force_motion import (
     ContactRows,
     HybridForceMotionLaw,
     HybridGains,
@@ -35,7 +35,8 @@ from .hybrid_force_motion import (
     motion_acceleration,
     read_hybrid_gains,
 )
-from .settling import settling_time
+from ..settling import settling_time
+from .welded_contact_plant import WeldedContactPlant
 
 BASE_ACTUATION = ("thrusters", "attitude_only")
 

@@ -1,6 +1,7 @@
 """Seed 004 ch. 7 reproduction (sec. 7.4, Table 7.2): the Hubble Space Telescope held by the 3000 kg servicer's
-6-DOF arm, adaptive inverse-dynamics control (adaptive_inverse_dynamics.py, eqs. 7.3, 7.8, 7.11) realized on the
-base's thruster wrench and the joint torques as in ch. 6 (force_motion_study.py, hybrid_force_motion.py), with the
+6-DOF arm, adaptive inverse-dynamics control (space_robot_control/adaptive_inverse_dynamics.py, eqs. 7.3, 7.8,
+7.11) realized on the base's thruster wrench and the joint torques as in ch. 6 (force_motion_study.py,
+space_robot_control/hybrid_force_motion.py), on the same welded-contact plant (welded_contact_plant.py), with the
 Hubble's inertial parameters unknown: the controller starts from wrong ones and adapts them.
 
 Differences from ch. 6's loop (the hooks of ForceMotionStudy):
@@ -21,9 +22,9 @@ import numpy as np
 from space_robot_dynamics.config_reader import ConfigReader
 from space_robot_dynamics.errors import CommandError, ConfigError
 
-from .adaptive_inverse_dynamics import PARAMETER_NAMES, AdaptationLaw, EstimatedModel
+from ..adaptive_inverse_dynamics import PARAMETER_NAMES, AdaptationLaw, EstimatedModel
+from ..hybrid_force_motion import ContactRows, HybridForceMotionLaw
 from .force_motion_study import ForceMotionSettings, ForceMotionStudy, StudyResult, read_force_motion_settings
-from .hybrid_force_motion import ContactRows, HybridForceMotionLaw
 
 _GROUPS = {"mass": slice(0, 1), "first_moment": slice(1, 4), "inertia": slice(4, 10)}
 
