@@ -1,5 +1,8 @@
-"""Generalized Jacobian of a free-floating arm from Pinocchio's centroidal momentum map (seed 004 sec. 5.4,
-eq. 5.30 and the text after it: the reduced Jacobian generalizes Umetani & Yoshida's Generalized Jacobian).
+"""Generalized Jacobian J* of a free-floating arm (seed 004 sec. 5.4, eq. 5.30 and the text after it: the reduced
+Jacobian generalizes Umetani & Yoshida's Generalized Jacobian), in two forms that agree to round-off
+(test_control_generalized_jacobian.py): from Pinocchio's centroidal momentum map (GeneralizedJacobian, the
+controller's, below) and from the mechanical connection's fields (`generalized_jacobian`, the holonomy monitor's,
+at the end); and the dimensionless conditioning figures both report.
 
 Momentum. `pinocchio.computeCentroidalMap` gives A(q) (6 x nv): h_G = A v, the spatial momentum of the whole
 model about its centre of mass G, linear rows first, world axes. Keeping the columns of the servicer's
@@ -25,14 +28,23 @@ Two allowed-motion sets, both giving V_EE = J* qdot + V_drift:
 Velocities: m/s, rad/s; J* columns per unit joint rate (rad/s or m/s for a prismatic joint).
 
 Dynamic singularities: the singular values of the length-scaled J* (linear rows divided by `length_scale`,
-prismatic columns multiplied by it, so the figures are dimensionless) are reported; sigma_min -> 0 is a
-dynamic singularity. `damped_pseudo_inverse` is the damped least-squares inverse with the damping raised
-smoothly as sigma_min falls below a threshold (Nakamura & Hanafusa 1986; Maciejewski & Klein 1988):
+prismatic columns multiplied by it, so the figures are dimensionless: `jacobian_scale`) are reported; sigma_min -> 0
+is a dynamic singularity, and the manipulability is their product, sqrt(det(Js Js^T)) (`conditioning`).
+`damped_pseudo_inverse` is the damped least-squares inverse with the damping raised smoothly as sigma_min falls
+below a threshold (Nakamura & Hanafusa 1986; Maciejewski & Klein 1988):
     lambda^2 = (1 - (sigma_min / eps)^2) lambda_max^2  for sigma_min < eps, else 0,
     J^# = V diag(sigma_i / (sigma_i^2 + lambda^2)) U^T.
+
+From the mechanical connection (space_robot_monitoring/mechanical_connection.py; docs/holonomy.md sec. 8): with
+zero momentum the base moves as xi_b = K qdot (K = -H_b^-1 H_bm for the free robot, or the combined momentum + grasp
+connection while the target is held), so
+    V_EE = J_b xi_b + J_m qdot = (J_m + J_b K) qdot = J* qdot,   J* = J_m - J_b H_b^-1 H_bm,
+computed as J X^T with X the connection's fields X_i = (K_i, e_i), one per shape joint. For the free robot's
+connection it is the free form above at zero momentum (the other shape joints, e.g. the wheels, at rest).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,9 +116,7 @@ class GeneralizedJacobian:
                                 if self.model.names[j] in bus.joint_names]
         prismatic = np.array([self.model.joints[system.joint_id(n)].shortname() in _PRISMATIC
                               for n in system.arm_joints], dtype=bool)
-        self._scale = np.ones((6, len(self.arm_v)))
-        self._scale[:3] /= self.length_scale
-        self._scale[:, prismatic] *= self.length_scale
+        self._scale = jacobian_scale(prismatic, self.length_scale)
 
     def servicer_momentum_map(self, q: np.ndarray) -> np.ndarray:
         """A_s (6 x nv): the servicer's momentum about its own centre of mass, world axes, per unit velocity
@@ -160,3 +170,29 @@ def damped_pseudo_inverse(matrix: np.ndarray, threshold: float, max_damping: flo
     if row_weights is not None:
         inverse = inverse * np.asarray(row_weights, dtype=float)[None, :]
     return inverse, float(np.sqrt(damping_sq)), sigma_min
+
+
+def generalized_jacobian(j_ee: np.ndarray, fields: np.ndarray) -> np.ndarray:
+    """J* = J_m + J_b K (6 x n_s) as J X^T (module docstring, from the mechanical connection): column i is the
+    end-effector twist along the allowed motion X_i = (K_i, e_i), the connection's field for shape joint i
+    (space_robot_monitoring.mechanical_connection.PairCurvature.fields, (n_s x nv), Pinocchio velocity coordinates).
+    j_ee: (6 x nv) end-effector Jacobian, LOCAL_WORLD_ALIGNED (m/s and rad/s per unit velocity)."""
+    return j_ee.dot(fields.T)
+
+
+def jacobian_scale(prismatic: np.ndarray, length_scale: float) -> np.ndarray:
+    """(6, n) factors that make J* dimensionless: linear rows / L, prismatic columns x L (L = length_scale, m;
+    prismatic: (n,) bool, one per column)."""
+    scale = np.ones((6, len(prismatic)))
+    scale[:3] /= length_scale
+    scale[:, np.asarray(prismatic, dtype=bool)] *= length_scale
+    return scale
+
+
+def conditioning(singular_values: np.ndarray) -> tuple[float, float, float]:
+    """(sigma_min, inverse condition sigma_min / sigma_max (0 for a zero J*), manipulability) from the min(6, n)
+    singular values of jstar * jacobian_scale(...), decreasing; the manipulability is their product,
+    sqrt(det(Js Js^T)) (n >= 6) or sqrt(det(Js^T Js)) (n < 6). All dimensionless."""
+    values = singular_values.tolist()
+    sigma_min, sigma_max = values[-1], values[0]
+    return sigma_min, sigma_min / sigma_max if sigma_max > 0.0 else 0.0, math.prod(values)

@@ -1,11 +1,12 @@
-"""space_robot_monitoring: the holonomy monitor of issue 4 (ROS-free core).
+"""space_robot_monitoring: the holonomy monitor (ROS-free core).
 
 Seed 004 (Al-Shibli 2005) momentum constraint matrices and its Y_h criterion, reproduced and explained
 (momentum_matrices.py, thesis_criterion.py); a sound integrability test from the curvature of the
 mechanical connection (mechanical_connection.py) and a general Frobenius check (frobenius.py); the
-generalized Jacobian (generalized_jacobian.py); and HolonomyMonitor (holonomy_monitor.py), configured by
-config/monitor.yaml. Imports point to space_robot_dynamics only. docs/holonomy.md explains every figure.
-The public names below are importable from the package itself, each imported on first use
+generalized Jacobian from the connection's fields and its conditioning figures (space_robot_control's
+generalized_jacobian.py, re-exported here); and HolonomyMonitor (holonomy_monitor.py), configured by
+config/monitor.yaml. Imports point to space_robot_dynamics and space_robot_control only. docs/holonomy.md
+explains every figure. The public names below are importable from the package itself, each imported on first use
 (space_robot_dynamics.lazy_exports).
 """
 from space_robot_dynamics.lazy_exports import lazy_exports
@@ -28,7 +29,8 @@ _EXPORTS = {
     "WeldConstraint": ".contact_constraint", "MomentumAndWeld": ".contact_constraint",
     "ConstraintStack": ".constraint_stack",
     "FrobeniusCheck": ".frobenius", "involutivity_check": ".frobenius",
-    "generalized_jacobian": ".generalized_jacobian", "conditioning": ".generalized_jacobian",
+    "generalized_jacobian": "space_robot_control.generalized_jacobian",
+    "conditioning": "space_robot_control.generalized_jacobian",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

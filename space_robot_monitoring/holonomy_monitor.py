@@ -1,4 +1,4 @@
-"""Online holonomy monitor (issue 4): one call per control cycle, ROS-free.
+"""Online holonomy monitor: one call per control cycle, ROS-free.
 
     monitor = HolonomyMonitor(system, load_monitor_settings("config/monitor.yaml"))
     report = monitor.update(t, q, v)              # or update(t, q, v, attached=True) at a grasp
@@ -28,9 +28,10 @@ What each figure means (docs/holonomy.md has one paragraph and the equation for 
   because linear momentum is integrable. A large value means the model or its derivatives are inconsistent.
 - contact residual (attached only): relative twist of end effector and grapple over the end-effector
   speed capacity; non-zero means the grasp slips or is lost.
-- generalized Jacobian J* (generalized_jacobian.py): smallest singular value and manipulability of the
-  length-scaled J*, and its inverse condition number sigma_min / sigma_max; that ratio going to zero is a
-  dynamic singularity (a uniformly small J*, e.g. while holding a heavy target, is not).
+- generalized Jacobian J* (space_robot_control/generalized_jacobian.py, from the connection's fields): smallest
+  singular value and manipulability of the length-scaled J*, and its inverse condition number
+  sigma_min / sigma_max; that ratio going to zero is a dynamic singularity (a uniformly small J*, e.g. while
+  holding a heavy target, is not).
 - the mechanical connection K and its curvature F themselves (SI, MonitorReport.connection, .curvature and
   .curvature_tensor()): the matrices the ranks and J* above come from, for users' own analysis.
 """
@@ -43,13 +44,13 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from space_robot_control.generalized_jacobian import conditioning, generalized_jacobian, jacobian_scale
 from space_robot_dynamics.command_checks import numeric_vector, require_finite
 from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.model.model_config import load_model_config
 from space_robot_dynamics.model.system_model import SystemModel
 
 from .contact_constraint import MomentumAndWeld
-from .generalized_jacobian import conditioning, generalized_jacobian, jacobian_scale
 from .mechanical_connection import CurvatureFigureMaker, CurvatureFigures, Fibre, MechanicalConnection
 from .momentum_matrices import CentroidalMomentum, ThesisMomentumModel, momentum_shift
 from .monitor_settings import SECTION, MonitorSettings, load_monitor_settings
