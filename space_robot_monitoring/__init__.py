@@ -1,7 +1,7 @@
 """space_robot_monitoring: the holonomy monitor (ROS-free core).
 
 Seed 004 (Al-Shibli 2005) momentum constraint matrices and its Y_h criterion, reproduced and explained
-(momentum_matrices.py, thesis_criterion.py); a sound integrability test from the curvature of the
+(momentum_matrices.py, yh_criterion.py); a sound integrability test from the curvature of the
 mechanical connection (mechanical_connection.py) and a general Frobenius check (frobenius.py); the
 generalized Jacobian from the connection's fields and its conditioning figures (space_robot_control's
 generalized_jacobian.py, re-exported here); and HolonomyMonitor (holonomy_monitor.py), configured by
@@ -21,7 +21,7 @@ _EXPORTS = {
     "SubtreePartition": ".system_partition", "subtree_partition": ".system_partition",
     "CentroidalMomentum": ".momentum_matrices", "ThesisMomentumModel": ".momentum_matrices",
     "ThesisMomentumMatrices": ".momentum_matrices", "momentum_shift": ".momentum_matrices",
-    "thesis_criterion": ".thesis_criterion", "YhResult": ".thesis_criterion",
+    "thesis_criterion": ".yh_criterion", "YhResult": ".yh_criterion",
     "MechanicalConnection": ".mechanical_connection", "ConnectionCurvature": ".mechanical_connection",
     "PairCurvature": ".mechanical_connection", "Fibre": ".mechanical_connection",
     "CurvatureFigures": ".mechanical_connection", "CurvatureFigureMaker": ".mechanical_connection",

@@ -19,7 +19,7 @@ What each figure means (docs/holonomy.md has one paragraph and the equation for 
 - momentum constraint matrix: singular values and rank of seed 004's B (eq. 2.32) made dimensionless with
   the system mass M and length scale L; rank 6 means the base (and target) motion is determined by qdot.
 - thesis Y_h ranks (seed 004 eqs. 4.1-4.16), linear and angular: reproduced as published, but they are the
-  rank of the V_b columns of A, not an integrability test (thesis_criterion.py).
+  rank of the V_b columns of A, not an integrability test (yh_criterion.py).
 - nonholonomy rank: number of independent base-attitude changes that small closed joint loops produce
   (rank of the curvature's angular parts, mechanical_connection.py); 0 would mean holonomic. While the
   target is held the curvature is that of the combined momentum + grasp constraints (seed 004 eq. 2.34),
@@ -56,7 +56,7 @@ from .momentum_matrices import CentroidalMomentum, ThesisMomentumModel, momentum
 from .monitor_settings import SECTION, MonitorSettings, load_monitor_settings
 from .small_linear_algebra import inverse, singular_values, symmetric_eigenvalues
 from .system_partition import index_or_slice, subtree_partition
-from .thesis_criterion import block_gram, closed_form_from_gram_inverse, thesis_criterion
+from .yh_criterion import block_gram, closed_form_from_gram_inverse, thesis_criterion
 
 OK, WARN, ERROR = "OK", "WARN", "ERROR"
 _LEVEL_ORDER = {OK: 0, WARN: 1, ERROR: 2}

@@ -16,7 +16,7 @@ from pathlib import Path
 from space_robot_dynamics.config_reader import ConfigReader, load_config_file
 from space_robot_dynamics.errors import ConfigError
 
-from .thesis_criterion import METHODS
+from .yh_criterion import METHODS
 
 SECTION = "holonomy_monitor"
 JOINT_SETS = ("arm", "robot")

@@ -18,7 +18,7 @@ from space_robot_monitoring.mechanical_connection import Fibre, MechanicalConnec
 from space_robot_monitoring.momentum_matrices import CentroidalMomentum, ThesisMomentumModel
 from space_robot_monitoring.monitor_settings import MonitorSettings, TargetSettings
 from space_robot_monitoring.system_partition import subtree_partition
-from space_robot_monitoring.thesis_criterion import thesis_criterion
+from space_robot_monitoring.yh_criterion import thesis_criterion
 
 MONITOR_YAML = "config/monitor.yaml"
 SERVICER_POSE = (0.3, -0.6, 0.2, 1.2, -0.3, 0.8, 0.1)       # rad, a bent Sawyer pose away from singularities

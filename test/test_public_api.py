@@ -80,3 +80,21 @@ def test_load_scenario_takes_a_path_in_the_working_directory(tmp_path, monkeypat
     assert load_scenario("mine.yaml").name == "sawyer_lab"
     with pytest.raises(ConfigError, match="scenario: 'nothing_here': no such file"):
         load_scenario("nothing_here")
+
+
+def test_no_exported_name_is_shadowed_by_a_submodule():
+    """Importing a package's submodule sets it as an attribute of the package: an exported function named like its
+    module (space_robot_monitoring.thesis_criterion was the module thesis_criterion.py once HolonomyMonitor had been
+    imported) then resolves to the module. Every submodule is imported first, in a fresh interpreter."""
+    code = ("import importlib, pkgutil, types, warnings\n"
+            "warnings.simplefilter('ignore', DeprecationWarning)     # the moved modules' old paths\n"
+            f"for p in {PACKAGES!r}:\n"
+            "    package = importlib.import_module(p)\n"
+            "    for info in pkgutil.walk_packages(package.__path__, p + '.'):\n"
+            "        private = info.name.rsplit('.', 1)[-1].startswith('_')     # e.g. the ctypes library\n"
+            "        if not private and not info.name.startswith('space_robot_nodes.ros'):     # rclpy glue\n"
+            "            importlib.import_module(info.name)\n"
+            "    shadowed = [n for n in package.__all__ if isinstance(getattr(package, n), types.ModuleType)]\n"
+            "    assert not shadowed, (p, shadowed)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]

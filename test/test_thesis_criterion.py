@@ -1,7 +1,7 @@
 """Seed 004 sec. 4.2 (eqs. 4.1-4.16): Table 4.1 reproduced, Y_h's closed form, and what Y_h does not test.
 
 Table 4.1 (thesis robot, all joints at zero): rank(Y_h) = 3 for linear momentum ("holonomic") and 2 for
-angular momentum ("nonholonomic"), with and without the target. thesis_criterion.py shows that
+angular momentum ("nonholonomic"), with and without the target. yh_criterion.py shows that
 Y_h = A[:, :m]^T (A A^T)^-1, so these ranks are those of the V_b columns of A: 3 for M E_3, 2 for the skew
 matrix [M (r_G - r_b) x]. The tests below check the closed form against the literal algorithm, then the
 dependence on ordering and reference point, and give two integrable constraints that Y_h calls
@@ -18,7 +18,7 @@ from space_robot_monitoring.lie_algebra import skew
 from space_robot_monitoring.mechanical_connection import Fibre, MechanicalConnection, curvature_figures
 from space_robot_monitoring.momentum_matrices import CentroidalMomentum, ThesisMomentumModel
 from space_robot_monitoring.system_partition import subtree_partition
-from space_robot_monitoring.thesis_criterion import (
+from space_robot_monitoring.yh_criterion import (
     thesis_criteria_closed_form,
     thesis_criterion,
     yh_augmented_svd,
