@@ -1,6 +1,7 @@
 """The architecture as a test: imports point from glue to core, and the tree lints clean."""
 import ast
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -209,3 +210,22 @@ def test_ruff_is_clean():
         pytest.skip("ruff is not installed (it comes with the [test] extra)")
     result = subprocess.run([ruff, "check", "--no-cache", str(ROOT)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_the_readme_package_table_matches_the_folders():
+    """README's *What is in the package* table names every top-level folder and every package folder (a folder with
+    an __init__.py), and nothing that does not exist."""
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("| folder | what |"):]
+    table = table[:table.index("\n\n")]
+    listed = {name.rstrip("/") for row in table.splitlines()[2:]
+              for name in re.findall(r"`([^`]+/)`", row.split("|")[1])}
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if tracked.returncode != 0:
+        pytest.skip("not a git checkout")
+    files = [Path(p) for p in tracked.stdout.splitlines()]
+    folders = {p.parts[0] for p in files if len(p.parts) > 1}
+    folders |= {str(p.parent) for p in files if p.name == "__init__.py" and len(p.parts) > 2
+                and p.parts[0].startswith("space_robot_")}
+    assert sorted(folders - listed) == [], "folders missing from the README table"
+    assert sorted(listed - folders) == [], "README table rows naming no folder"
