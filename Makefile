@@ -1,5 +1,6 @@
 # Two entry points for a fresh machine: `make demo` and `make test`. Both create their own virtual
-# environment ($(VENV)) and install the package into it; nothing is installed system-wide.
+# environment ($(VENV)) and install the package into it; nothing is installed system-wide. `make test-fast` is the
+# contributor's lane on the same environment (the suite without the tests marked slow).
 PYTHON ?= python3
 VENV ?= .venv
 # The Pinocchio release to test against; CI also runs the suite on the oldest supported one:
@@ -18,7 +19,7 @@ STAMP = $(VENV)/.installed
 # ROS 2 section); the colcon workspace goes to build/ros2_ws.
 ROS2_PREFIX ?= /opt/ros2-humble
 
-.PHONY: demo test test-ros2 install bench bench-ros2 lint clean rviz-shots
+.PHONY: demo test test-fast test-ros2 install bench bench-ros2 lint clean rviz-shots
 
 # Pinocchio first: setup.py compiles the flexible step against the headers of the `pin` wheel it finds there, and
 # Eigen's from the `cmeel-eigen` wheel (header-only; the `pin` wheels bring none, and a fresh machine has no
@@ -41,8 +42,14 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/space-robot-sim --out $(OUT) --overwrite
 
+# the whole suite (~8 min on a quiet 2-core machine)
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest
+
+# the contributor's lane: everything but the tests marked slow (setup.cfg: long simulations and studies, a module
+# fixture counted in each test that uses it): every module's bad input, loading and short runs, ~1 min 45 s quiet
+test-fast: $(STAMP)
+	$(VENV)/bin/python -m pytest -m "not slow"
 
 # colcon build against Humble, then the tests under test/ros2 with that Humble's Python (no .venv needed)
 test-ros2:

@@ -1,4 +1,10 @@
-"""Shared fixtures: models are built once per session (xacro expansion and URDF parsing take ~0.1 s)."""
+"""Shared fixtures: models are built once per session (xacro expansion and URDF parsing take ~0.1 s).
+
+The `compiled_step` marker (setup.cfg): a test that needs the compiled flexible step, the C++ library the install
+builds (space_robot_dynamics/simulation/_flexible_step*.so). When the library is missing, such a test fails with the
+reason, or is skipped with it under SPACE_ROBOT_PYTHON_STEP_ONLY=1 (a machine that cannot build it)."""
+import os
+
 import pytest
 
 from space_robot_dynamics.config_reader import ConfigReader
@@ -20,3 +26,15 @@ def pyramid() -> SystemModel:
             "reaction_wheels": {"joints": ["rw_1_joint", "rw_2_joint", "rw_3_joint", "rw_4_joint"],
                                 "max_torque": 0.2, "max_speed": 628.3}}
     return SystemModel(read_model_config(ConfigReader(data, source="test")))
+
+
+def pytest_runtest_setup(item):
+    """Runs before the test's fixtures are set up: a missing library costs no fixture."""
+    if item.get_closest_marker("compiled_step") is None:
+        return
+    from space_robot_dynamics.simulation.compiled_flexible_step import load
+    library, error = load()
+    if library is None:
+        if os.environ.get("SPACE_ROBOT_PYTHON_STEP_ONLY") == "1":
+            pytest.skip(f"SPACE_ROBOT_PYTHON_STEP_ONLY=1: {error}")
+        pytest.fail(f"the compiled flexible step is missing: {error}", pytrace=False)

@@ -45,6 +45,7 @@ def study_run():
     return AdaptiveStudy(read_adaptive_settings(ConfigReader(data, STUDY))).run(duration=DURATION).summary
 
 
+@pytest.mark.slow
 def test_the_hubble_case_runs_in_the_graph_with_its_requirements(graph_run):
     code, s = graph_run
     assert code == 0, s.get("requirements")
@@ -54,6 +55,7 @@ def test_the_hubble_case_runs_in_the_graph_with_its_requirements(graph_run):
     assert s["thesis_settling_time_s"] == 40.0
 
 
+@pytest.mark.slow
 def test_the_graph_agrees_with_the_study(graph_run, study_run):
     _code, s = graph_run
     # settling: one control period late at the start, a regressor a period late, a force loop taking 0.1 of each
@@ -83,6 +85,7 @@ def test_the_graph_agrees_with_the_study(graph_run, study_run):
     assert 0.0 <= s["max_lyapunov_increase"] < 1e-3
 
 
+@pytest.mark.slow
 def test_a_reversed_adaptation_makes_v_rise(monkeypatch):
     """The V test can fail: eq. 7.11 with its sign reversed."""
     original = AdaptationLaw.rate

@@ -21,6 +21,7 @@ from space_robot_campaign.result_table import ResultTable
 
 pytest.importorskip("ray", reason="Ray comes with the [campaign] extra: pip install -e '.[campaign]'")
 pytest.importorskip("pyarrow", reason="pyarrow comes with the [campaign] extra: pip install -e '.[campaign]'")
+pytestmark = pytest.mark.slow        # Ray's start-up alone takes seconds; test_campaign_run.py runs in process
 NONDETERMINISTIC = ("wall_time_s", "host")
 START_TIMEOUT = 120.0         # s: Ray's start-up and the first runs on a loaded 2-core CI machine
 

@@ -49,6 +49,7 @@ def reference(tmp_path_factory):
     return campaign, result
 
 
+@pytest.mark.slow
 def test_a_campaign_writes_its_table_csv_and_report(reference):
     campaign, result = reference
     assert result.complete and result.recorded == result.requested == result.new_runs == 4
@@ -72,6 +73,7 @@ def test_a_campaign_writes_its_table_csv_and_report(reference):
     assert "## Worst runs" in (result.out / "report" / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_the_worst_runs_command_reproduces_the_run_alone_bit_for_bit(reference):
     campaign, result = reference
     rows = ResultTable(result.out, campaign).read().to_pydict()
@@ -87,6 +89,7 @@ def test_the_worst_runs_command_reproduces_the_run_alone_bit_for_bit(reference):
     assert rows["pregrasp.distance_m"][i] == max(rows["pregrasp.distance_m"])
 
 
+@pytest.mark.slow
 def test_an_interrupted_campaign_keeps_its_rows_and_resume_gives_the_uninterrupted_rows(reference, tmp_path):
     campaign, result = reference
     out = tmp_path / "out"
@@ -102,6 +105,7 @@ def test_an_interrupted_campaign_keeps_its_rows_and_resume_gives_the_uninterrupt
     assert again.new_runs == 0 and again.executor.startswith("none")
 
 
+@pytest.mark.slow
 def test_rows_flushed_before_a_kill_are_kept_and_a_run_recorded_twice_counts_once(reference, tmp_path):
     campaign, result = reference
     rows = [{"run": i, "seed": 1, "values": {"rate": 0.0, "axis": [1.0, 0.0, 0.0], "inertia_x": 1.0},
@@ -152,6 +156,7 @@ def test_failing_and_diverging_runs_are_rows_with_their_error(tmp_path, monkeypa
     assert result.report["outcomes"] == {"bad_input": 1, "diverged": 1, "error": 1, "not_met": 1}
 
 
+@pytest.mark.slow
 def test_failed_runs_keep_their_bag_by_running_again(tmp_path):
     campaign = load_campaign(write_campaign(tmp_path, {"success: {max_attitude_error_rad: 1.0e-3}":
                                                        "success: {pregrasp.distance_m: 0.2422}",
@@ -170,6 +175,7 @@ def test_failed_runs_keep_their_bag_by_running_again(tmp_path):
         assert (result.out / "bags" / name / "bag" / "metadata.yaml").is_file()
 
 
+@pytest.mark.slow
 def test_output_directory_rules(reference, tmp_path):
     campaign, _result = reference
     out = tmp_path / "out"

@@ -67,6 +67,7 @@ def test_the_joined_model_is_the_constrained_system(servicer_target, config):
         np.linalg.norm(limiter.predicted[:3]) == pytest.approx(config.capture.force_limit, rel=1e-9)
 
 
+@pytest.mark.slow
 def test_detumble_closed_loop(servicer_target, config):
     """The stack tumbling at 0.36 deg/s (the angular momentum of the 300 kg m^2 target at 2 deg/s, ~10 N m s:
     what the three 12 N m s wheels can take) with the relative motion of the capture envelope: 60 s."""
@@ -119,6 +120,7 @@ def test_set_grasp_without_a_grasp_model(config):
         controller.set_grasp(True, 0.0, system.neutral(), np.zeros(system.nv))
 
 
+@pytest.mark.slow
 def test_flexible_servicer_holds_with_its_motor_loop(config):
     system = build_model("servicer_flexible")
     sim, controller = grasped(system, config)

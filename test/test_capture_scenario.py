@@ -33,6 +33,7 @@ def capture_run(tmp_path_factory):
     return code, out, json.loads((out / "summary.json").read_text())
 
 
+@pytest.mark.slow
 def test_capture_runs_and_meets_its_requirements(capture_run):
     code, out, summary = capture_run
     assert code == 0, summary.get("requirements")
@@ -52,6 +53,7 @@ def test_capture_runs_and_meets_its_requirements(capture_run):
     assert recorded["cartesian_controller/goal"]["recorded"] == 1
 
 
+@pytest.mark.slow
 def test_capture_summary_figures(capture_run):
     _code, _out, s = capture_run
     assert all(key in s for key in CAPTURE_KEYS)
@@ -75,6 +77,7 @@ def test_capture_summary_figures(capture_run):
     assert any(note.startswith("final goal error: none (the arm holds the target") for note in s["notes"])
 
 
+@pytest.mark.slow
 def test_a_tracking_requirement_on_a_held_target_is_not_evaluated_and_says_why(capture_run):
     _code, _out, s = capture_run
     requirements = dataclasses.replace(load_scenario("capture").evaluation.requirements, final_tracking_error=0.01)
@@ -164,6 +167,7 @@ TOO_FAST = ["--set", "initial_state.target.angular_velocity=[0.00401616251379522
             "--set", "model.subtrees.target.xacro_args.inertia_scale_z=0.9388266298148036"]
 
 
+@pytest.mark.slow
 def test_a_target_the_arm_cannot_hold_is_released_safely_and_said(tmp_path):
     """The overload watch (controller.yaml capture.overload_*): the gripper opens once the arm has been at an effort
     limit for 0.5 s while holding, or sooner when the grasp wrench passes 1.5x its limits meanwhile; the grasp

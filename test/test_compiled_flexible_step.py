@@ -12,14 +12,15 @@ grow. Bounds, on differences relative to 1 + the largest magnitude of the compar
 Any modelling error is far above these: a dropped coupling term moves the modes by ~1e-4 of their amplitude within
 a step. A wrong library fails them: an uninitialized dexp^-1 block, found this way, gave differences of 1e-3 to 10.
 
-The library is built by the package install (setup.py); these tests fail when it is missing, with the reason,
-unless SPACE_ROBOT_PYTHON_STEP_ONLY=1 says that this machine cannot build it.
+The library is built by the package install (setup.py); the tests that step it carry the `compiled_step` marker:
+they fail when it is missing, with the reason, unless SPACE_ROBOT_PYTHON_STEP_ONLY=1 says that this machine cannot
+build it, and are then skipped (test/conftest.py). The others (the Python step's reasons, the sparsity pattern, the
+setting) run either way.
 """
 from __future__ import annotations
 
 import copy
 import dataclasses
-import os
 import pickle
 
 import numpy as np
@@ -35,15 +36,6 @@ from space_robot_dynamics.simulation.integrators import ManifoldRK4
 from space_robot_dynamics.simulation.simulator import SimulationSettings, Simulator, read_simulation_settings
 
 STEPS, DT = 2000, 1e-3
-
-
-@pytest.fixture(autouse=True)
-def library_built():
-    library, error = compiled.load()
-    if library is None:
-        if os.environ.get("SPACE_ROBOT_PYTHON_STEP_ONLY") == "1":
-            pytest.skip(f"SPACE_ROBOT_PYTHON_STEP_ONLY=1: {error}")
-        pytest.fail(f"the compiled flexible step is missing: {error}")
 
 
 def servicer(elastic_only: bool = False) -> SystemModel:
@@ -96,6 +88,7 @@ def compare(system: SystemModel, steps: int = STEPS, q0=None, v0=None, during=No
     return difference(fast, oracle), sims
 
 
+@pytest.mark.compiled_step
 @pytest.mark.parametrize("elastic_only", [False, True], ids=["links_and_joints_eq16", "elastic_joints_aba"])
 def test_compiled_step_follows_the_python_step_from_rest(elastic_only):
     system = servicer(elastic_only)
@@ -107,7 +100,9 @@ def test_compiled_step_follows_the_python_step_from_rest(elastic_only):
     assert fast.observe().actuator_work == pytest.approx(oracle.observe().actuator_work, rel=1e-9)
 
 
+@pytest.mark.compiled_step
 @pytest.mark.parametrize("elastic_only", [False, True], ids=["links_and_joints_eq16", "elastic_joints_aba"])
+@pytest.mark.slow
 def test_compiled_step_from_an_excited_state_stays_within_round_off_growth(elastic_only):
     system = servicer(elastic_only)
     q0, v0 = excited_state(system)
@@ -121,6 +116,7 @@ def test_compiled_step_from_an_excited_state_stays_within_round_off_growth(elast
         assert errors[name] <= 10.0 * max(growth[name], 1e-15), name
 
 
+@pytest.mark.compiled_step
 def test_seed000_planar_flexible_link_compiled():
     """The seed 000 model: a free-floating base with one flexible link (two modes) and its tip chain."""
     system = build_model(load_model_config("config/models/planar_two_link_flexible.yaml"))
@@ -129,6 +125,7 @@ def test_seed000_planar_flexible_link_compiled():
     assert max(errors.values()) <= 1e-9
 
 
+@pytest.mark.compiled_step
 def test_a_step_needing_the_python_path_takes_it_and_comes_back():
     """An external wrench (here on the bus) is the Python step's; cleared, the compiled one resumes."""
     system = servicer()
@@ -146,6 +143,7 @@ def test_a_step_needing_the_python_path_takes_it_and_comes_back():
     assert max(errors.values()) <= 1e-9
 
 
+@pytest.mark.compiled_step
 def test_compiled_runs_are_bit_identical():
     system = servicer()
     q0, v0 = excited_state(system)
@@ -207,6 +205,7 @@ def test_flexible_step_setting_is_validated():
         read_simulation_settings(ConfigReader({"flexible_step": "fast"}, source="test"))
 
 
+@pytest.mark.compiled_step
 def test_a_malformed_description_is_refused_with_the_reason(monkeypatch):
     system = servicer()
     describe = compiled.describe
@@ -221,6 +220,7 @@ def test_a_malformed_description_is_refused_with_the_reason(monkeypatch):
         compiled.CompiledFlexibleStep(system.model, system.flexibility, system.coordinates)
 
 
+@pytest.mark.compiled_step
 def test_one_step_from_an_excited_state_to_round_off():
     """Every joint moving: a model rebuilt wrong by the library (inertia order, placements, axes) would show here."""
     system = servicer()
@@ -229,7 +229,7 @@ def test_one_step_from_an_excited_state_to_round_off():
     assert max(errors.values()) <= 1e-13
 
 
-@pytest.mark.parametrize("kind", ["compiled", "python"])
+@pytest.mark.parametrize("kind", [pytest.param("compiled", marks=pytest.mark.compiled_step), "python"])
 def test_a_non_finite_step_is_refused_and_the_last_finite_state_kept(kind):
     """A NaN reaching the dynamics (here put straight into the latched generalized force of the bus, which no
     command can do: set_command refuses NaN) must not become the state."""
@@ -243,6 +243,8 @@ def test_a_non_finite_step_is_refused_and_the_last_finite_state_kept(kind):
     assert np.array_equal(sim.state.q, before.q) and np.array_equal(sim.state.v, before.v)
 
 
+@pytest.mark.compiled_step
+@pytest.mark.slow
 def test_a_copied_or_pickled_simulator_steps_on_a_library_object_of_its_own():
     """copy.deepcopy (a what-if branch) and pickle (a worker process) of a flexible Simulator: each copy owns its
     own library object, steps bit-identically to the original, and outlives it."""
@@ -260,6 +262,7 @@ def test_a_copied_or_pickled_simulator_steps_on_a_library_object_of_its_own():
         branch.step(np.ones(7), np.zeros(3))
 
 
+@pytest.mark.compiled_step
 def test_every_joint_kind_the_library_rebuilds():
     """A chain with one joint of each kind the library knows (compiled_flexible_step.JOINT_KINDS, the unaligned
     axes included), random placements and inertias, no springs: one step against ManifoldRK4 with aba, from a

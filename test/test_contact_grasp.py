@@ -128,6 +128,7 @@ def test_bad_grasp_configuration_is_a_clear_error_at_load(key, value, field, pro
     assert info.value.field == field and problem in info.value.problem
 
 
+@pytest.mark.slow
 def test_joined_run_of_60_s_keeps_the_loop_momentum_and_energy(servicer_target):
     """60 s held (RK4, 1 ms) with the arm under a PD about its grasp pose, a tumbling target: the loop's pose error
     stays at round-off (Baumgarte at 20 rad/s takes out RK4's truncation as it appears); momentum within the

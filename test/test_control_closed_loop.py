@@ -24,6 +24,7 @@ from space_robot_dynamics.model.model_config import load_model_config
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.simulation.simulator import SimulationSettings, Simulator
 
+pytestmark = pytest.mark.slow        # 10-15 s moves at 1 kHz (~2 s each); test_control_attitude.py closes a short loop
 GOAL = [0.4, -0.5, 0.2, 1.0, -0.2, 0.6, 0.3]      # rad, arm_joints order
 TRACKING_BOUND = 5e-6                             # rad, see the module docstring
 

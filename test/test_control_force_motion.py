@@ -108,6 +108,7 @@ def test_the_thesis_law_as_written_would_act_on_the_unactuated_target(short_run)
     assert result.summary["thesis_law_target_force_max_n"] > 50.0
 
 
+@pytest.mark.slow
 def test_without_base_thrust_the_push_cannot_be_held(settings):
     """attitude_only (a torque on the base, no force): joints and attitude still settle, but total momentum is
     conserved, so no steady push on the free target: the contact force decays towards 0 (below 0.2 N, 2 % of the

@@ -143,6 +143,7 @@ def test_damped_least_squares_reports_and_bounds_a_dynamic_singularity(servicer_
     assert np.allclose(regular.matrix.dot(inverse), np.eye(6), atol=1e-9)
 
 
+@pytest.mark.slow
 def test_cartesian_approach_tracks_the_grapple_frame_of_a_tumbling_target(servicer_target):
     """Target tumbling at 2.9 deg/s; the hand starts 5 cm from a goal 0.15 m before the fixture (goal
     offset 0.20 m). With k_p = k_o = 1/s the error falls as exp(-t) plus the lag of the rate loop (the goal

@@ -105,6 +105,7 @@ def joint_trajectory(system: SystemModel, duration: float = 1.0, dt: float = 2.5
     return np.array(out)
 
 
+@pytest.mark.slow
 def test_stiff_spring_recovers_the_rigid_joint():
     rigid = joint_trajectory(seed003_arm(None))
     differences = [np.abs(joint_trajectory(seed003_arm(k)) - rigid).max() for k in (1e2, 1e3, 1e4)]

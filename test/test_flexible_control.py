@@ -87,6 +87,7 @@ def window(run, start, stop) -> float:
     return float(run["energy"][(t >= SLEW + start) & (t < SLEW + stop)].mean())
 
 
+@pytest.mark.slow
 def test_default_gains_are_stable_with_flexibility(runs):
     plain, _ = runs
     assert plain["energy"].max() > 1e-6                                  # J: the slew excites the modes
@@ -94,6 +95,7 @@ def test_default_gains_are_stable_with_flexibility(runs):
     assert window(plain, 2.8, 3.0) < 1e-4 * plain["energy"].max()        # the elastic motion dies out
 
 
+@pytest.mark.slow
 def test_vibration_suppression_leaves_less_elastic_motion(runs):
     plain, damped = runs
     factors = [window(plain, a, b) / window(damped, a, b) for a, b in ((0.0, 1.0), (1.0, 2.0), (2.0, 3.0))]

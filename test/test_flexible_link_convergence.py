@@ -101,6 +101,7 @@ def table(reference: dict, modal: dict, modes: int) -> tuple[np.ndarray, np.ndar
     return np.array(tip), np.array(ee)
 
 
+@pytest.mark.slow
 def test_rigid_arms_agree(runs):
     """The two formulations on the rigid arm (planar base chain vs free flyer): only the input hold differs."""
     reference, modal = runs
@@ -108,6 +109,7 @@ def test_rigid_arms_agree(runs):
     assert np.abs(modal[0]["tip_world"][:, 2]).max() < 1e-12          # the product's 3-D model stays in the plane
 
 
+@pytest.mark.slow
 def test_segments_converge_to_the_modal_model(runs):
     reference, modal = runs
     tip, ee = table(reference, modal, 3)
@@ -121,6 +123,7 @@ def test_segments_converge_to_the_modal_model(runs):
     assert ee[-1] < 1e-2 * largest_ee
 
 
+@pytest.mark.slow
 def test_one_mode_stops_at_its_truncation(runs):
     reference, modal = runs
     tip, _ = table(reference, modal, 1)

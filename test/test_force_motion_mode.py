@@ -92,6 +92,7 @@ def study(joints, dt: float, duration: float):
     return ForceMotionStudy(read_force_motion_settings(ConfigReader(data, STUDY))).run(duration=duration)
 
 
+@pytest.mark.slow
 def test_the_node_graph_follows_the_study_without_saturation():
     """A step of 0.1 x the thesis's (no torque clipped, thrust within the limits): the joint errors of the graph
     equal the study's to within two control periods of the peak error rate; the contact force too."""
@@ -117,6 +118,7 @@ def test_the_node_graph_follows_the_study_without_saturation():
     assert abs(graph.measured_force()[0] - 10.0) < 1e-3
 
 
+@pytest.mark.slow
 def test_setpoints_reach_the_mode_and_bad_ones_are_errors():
     """force_controller/setpoint changes the contact force (the force loop's time constant (1 + K_F)/K_I = 0.22 s:
     at 2.5 s after the change the error is e^-11 of the step); a NaN setpoint is an ERROR and the last one stays; a
@@ -155,6 +157,7 @@ def thesis_run(tmp_path_factory):
     return code, out, json.loads((out / "summary.json").read_text())
 
 
+@pytest.mark.slow
 def test_the_thesis_case_runs_in_the_graph_and_settles_at_the_laws_pole(thesis_run):
     code, out, s = thesis_run
     assert code == 0, s.get("requirements")
@@ -174,6 +177,7 @@ def test_the_thesis_case_runs_in_the_graph_and_settles_at_the_laws_pole(thesis_r
     assert oracle <= s["settling_time_s"] <= oracle + 1.0, (oracle, s["settling_time_s"])
 
 
+@pytest.mark.slow
 def test_the_thesis_errors_decay_with_the_slowest_pole(thesis_run):
     """After the clipped start the joint errors decay as exp(p t), p the root of s^2 + K_D s + K_P nearest zero."""
     from space_robot_runtime.run_trace import read_bag

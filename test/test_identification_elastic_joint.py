@@ -145,6 +145,7 @@ def full_run():
     return times, full_simulator_run(TRUTH, 1e-3, times)
 
 
+@pytest.mark.slow
 def test_against_the_full_simulator(full_run):
     """The reduced ODE (base pose dropped, joints 2 and 3 exactly on the trajectory, RK4 at a fixed step) and the
     full simulator (everything integrated at 1 ms, joints 2 and 3 on a 100 rad/s computed-torque loop, torques

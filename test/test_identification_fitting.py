@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+import pytest
 
 from space_robot_dynamics.config_reader import ConfigReader
 from space_robot_identification.fitting import fit, jacobian_at, linearised_covariance, start_points
@@ -76,6 +77,7 @@ def test_noise_free_recovery_least_squares():
     assert result.cost < 1e-10 * result.cost_start
 
 
+@pytest.mark.slow
 def test_noise_free_recovery_nelder_mead_needs_its_restarts():
     """Over the study's 10 s (here at 25 Hz) and with its stopping rule, SciPy's Nelder-Mead, which keeps the
     simplex inside the bounds by clipping, collapses onto b = 0 and stops there (a cost ~1e4 where the optimum's
@@ -97,6 +99,7 @@ def test_noise_free_recovery_nelder_mead_needs_its_restarts():
     assert result.cost < 1e-10 * result.cost_start
 
 
+@pytest.mark.slow
 def test_noisy_recovery_within_the_predicted_uncertainty():
     cfg = config()
     estimates, sigmas = [], []
@@ -151,6 +154,7 @@ def test_covariance_is_ordinary_least_squares_on_a_linear_problem():
     assert rank == 2 and np.isnan(sigma[0]) and np.isnan(sigma[2]) and np.isfinite(sigma[1])
 
 
+@pytest.mark.slow
 def test_fits_are_deterministic_bit_for_bit():
     cfg = config(fit={"nelder_mead": {"max_evaluations": 60, "restarts": 1}})
     signals = data(cfg, seed=3)

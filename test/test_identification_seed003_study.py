@@ -17,9 +17,19 @@ import pytest
 import yaml
 
 from space_robot_dynamics.package_share import resolve
+from space_robot_identification.identification_config import load_identification_config
 from space_robot_identification.tool.cli import identify_main
 
 PARAMETERS = ("joint_1.motor_inertia", "joint_1.stiffness", "joint_1.damping", "joint_1.spring_offset")
+
+
+def test_the_shipped_study_loads_with_its_parameters_methods_and_headline():
+    """Without running it (the fast lane's check of the file; the run below is `slow`)."""
+    config = load_identification_config("config/identification/seed003_study.yaml")
+    assert config.space.names == PARAMETERS and config.methods == ("nelder_mead", "least_squares")
+    assert config.synthetic.main_case.name == "offset_2.8deg"
+    assert [h.key for h in config.headline] == ["mean_relative_error_I_m", "mean_relative_error_k",
+                                                "mean_relative_error_b"]
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +51,7 @@ def summary(tmp_path_factory):
     return folder / "out", json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
 
 
+@pytest.mark.slow
 def test_headline_keys_and_plots(summary):
     out, result = summary
     for key in ("mean_relative_error_I_m", "mean_relative_error_k", "mean_relative_error_b"):
@@ -51,6 +62,7 @@ def test_headline_keys_and_plots(summary):
 
 
 @pytest.mark.parametrize("method", ["nelder_mead", "least_squares"])
+@pytest.mark.slow
 def test_noise_free_recovery(summary, method):
     record = next(r for r in summary[1]["results"] if r["noise_seed"] is None and r["method"] == method)
     assert record["success"], record["message"]
@@ -59,6 +71,7 @@ def test_noise_free_recovery(summary, method):
 
 
 @pytest.mark.parametrize("method", ["nelder_mead", "least_squares"])
+@pytest.mark.slow
 def test_noisy_recovery_within_the_predicted_uncertainty(summary, method):
     record = next(r for r in summary[1]["results"] if r["noise_seed"] == 1 and r["method"] == method)
     assert record["success"], record["message"]

@@ -68,6 +68,7 @@ def variant(**state) -> object:
     return read_identification_config(ConfigReader(data, "<test>"))
 
 
+@pytest.mark.slow
 def test_summary_has_the_headline_and_plots(study):
     out, bag, _ = study
     summary = json.loads((out / "summary.json").read_text())
@@ -78,6 +79,7 @@ def test_summary_has_the_headline_and_plots(study):
     assert {"fit_problem_short.png", "fit_cross_check_short.png"} <= set(summary["plots"])
 
 
+@pytest.mark.slow
 def test_noise_free_momentum_recovers_the_target(study):
     """Without a filter, on the recorded states: mass and inertia to 1e-9 relative, CoM to 1e-9 m. The data
     conserve momentum to ~1e-13 of the bodies' momenta (RK4 at 1 ms, README); the regression's condition
@@ -91,6 +93,7 @@ def test_noise_free_momentum_recovers_the_target(study):
     assert body_inertia.com_error(result.theta, TRUTH) < 1e-9
 
 
+@pytest.mark.slow
 def test_noise_free_torques_agree_within_the_differentiation_error(study):
     """Accelerations are the Savitzky-Golay derivative (cubic, 1 s) of the recorded rates, exact to ~1e-4 of the
     accelerations on the 6 s waypoint-to-waypoint motion; the torque regression of this short, small motion
@@ -103,6 +106,7 @@ def test_noise_free_torques_agree_within_the_differentiation_error(study):
     assert body_inertia.inertia_relative_error(result.theta, TRUTH) < 3e-2
 
 
+@pytest.mark.slow
 def test_noisy_momentum_within_three_sigma(study):
     """The study's noise (joint rates 2e-4 rad/s, bus rates 1e-4 m/s and 1e-5 rad/s...) and its 1 s filter: for
     4 seeds every parameter within 3 Cramer-Rao sigma of the truth."""
@@ -115,6 +119,7 @@ def test_noisy_momentum_within_three_sigma(study):
         assert np.all(np.abs(result.theta - TRUTH) <= 3.0 * result.sigma), (seed, result.theta, result.sigma)
 
 
+@pytest.mark.slow
 def test_bag_and_csv_data_give_the_synthetic_estimates_bit_for_bit(study, capsys):
     out, bag, folder = study
     config = folder / "data_only.yaml"
@@ -136,6 +141,7 @@ def test_bag_and_csv_data_give_the_synthetic_estimates_bit_for_bit(study, capsys
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_a_topic_missing_from_the_bag_exits_2_naming_the_field(study, capsys):
     _, bag, folder = study
     data = short_config()

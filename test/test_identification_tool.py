@@ -78,6 +78,7 @@ def csv_data(tmp_path, duration=4.0, column="joint_states.position.joint_1"):
     return path
 
 
+@pytest.mark.slow
 def test_study_writes_strict_json_plots_and_headline(tmp_path, capsys):
     out = tmp_path / "out"
     status, stdout, _ = run([write_config(tmp_path, ELASTIC), "--out", out, "--no-progress"], capsys)
@@ -124,6 +125,7 @@ def test_a_fit_of_the_main_case_that_does_not_converge_exits_1(tmp_path, capsys)
     assert summary["results"][0]["success"] is False and summary["results"][0]["evaluations"] <= 31
 
 
+@pytest.mark.slow
 def test_same_config_same_estimates_bit_for_bit(tmp_path, capsys):
     config = write_config(tmp_path, ELASTIC)
     summaries = []
@@ -135,6 +137,7 @@ def test_same_config_same_estimates_bit_for_bit(tmp_path, capsys):
     assert summaries[0] == summaries[1]
 
 
+@pytest.mark.slow
 def test_an_earlier_run_is_replaced_only_with_overwrite(tmp_path, capsys):
     config = write_config(tmp_path, changed([("synthetic_data/noise/seeds", [])]))
     out = tmp_path / "out"
@@ -144,6 +147,7 @@ def test_an_earlier_run_is_replaced_only_with_overwrite(tmp_path, capsys):
     assert run([config, "--out", out, "--no-progress", "--no-plots", "--overwrite"], capsys)[0] == 0
 
 
+@pytest.mark.slow
 def test_csv_data_is_fitted_without_truth(tmp_path, capsys):
     times = np.arange(101) / 25.0
     from space_robot_dynamics.config_reader import ConfigReader

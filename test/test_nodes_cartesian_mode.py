@@ -67,6 +67,7 @@ def statuses(probe, topic, name):
     return [s for m in probe.heard[topic] for s in m.status if s.name == name]
 
 
+@pytest.mark.slow
 def test_a_cartesian_goal_in_the_fixture_frame_brings_the_hand_there(servicer_target, scenario):
     system, ctl = servicer_target, scenario.nodes.controller
     goal = hand_in_fixture(system, fixture_at_hand(system))          # the hand on the fixture, as grasped

@@ -178,15 +178,15 @@ def test_state_survives_the_messages_for_every_base_joint(model):
     assert assembler.v == pytest.approx(v, abs=1e-12)
 
 
-def test_diagnostics_say_which_flexible_step_runs():
+@pytest.mark.parametrize(("flexible_step", "expected"), [
+    pytest.param("compiled", ("compiled", None), marks=pytest.mark.compiled_step),
+    ("python", ("python", "simulation.flexible_step is 'python'"))])
+def test_diagnostics_say_which_flexible_step_runs(flexible_step, expected):
     """docs/flexibility.md sec. 12: the compiled step on the flexible servicer, the reason when it does not run."""
     system = build_model(load_model_config("config/models/servicer_flexible.yaml"))
-    for settings, expected in ((SimulationSettings(dt=DT), ("compiled", None)),
-                               (SimulationSettings(dt=DT, flexible_step="python"),
-                                ("python", "simulation.flexible_step is 'python'"))):
-        graph = Graph(DT)
-        graph.add(DynamicsCore(TYPES, Simulator(system, settings), DYN))
-        probe = graph.add(TopicProbe(TYPES, LISTEN, None))
-        graph.run_ticks(2)
-        values = {v.key: v.value for v in statuses(probe, "dynamics: simulation")[-1].values}
-        assert (values["flexible_step"], values.get("flexible_step_not_compiled_because")) == expected
+    graph = Graph(DT)
+    graph.add(DynamicsCore(TYPES, Simulator(system, SimulationSettings(dt=DT, flexible_step=flexible_step)), DYN))
+    probe = graph.add(TopicProbe(TYPES, LISTEN, None))
+    graph.run_ticks(2)
+    values = {v.key: v.value for v in statuses(probe, "dynamics: simulation")[-1].values}
+    assert (values["flexible_step"], values.get("flexible_step_not_compiled_because")) == expected

@@ -20,6 +20,7 @@ def short_run(tmp_path_factory):
     return status, out
 
 
+@pytest.mark.slow
 def test_a_short_run_says_which_requirements_it_could_not_evaluate(short_run, capsys):
     status, out = short_run
     # 0.3 s ends before the trajectory goal's motion (published at 0.5 s, started 0.05 s later, 6 s long): the
@@ -59,6 +60,7 @@ def test_an_unmet_requirement_exits_1_and_is_named(tmp_path, capsys):
     assert summary["requirements_met"] is False and summary["requirements"]["max_attitude_error"]["met"] is False
 
 
+@pytest.mark.slow
 def test_overwrite_replaces_a_previous_run_and_leaves_nothing_of_it(tmp_path):
     out = tmp_path / "o"
     args = ["--duration", "0.01", "--out", str(out)] + QUIET
@@ -70,6 +72,7 @@ def test_overwrite_replaces_a_previous_run_and_leaves_nothing_of_it(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]     # no staging directory left behind
 
 
+@pytest.mark.slow
 def test_an_earlier_run_is_kept_unless_overwrite_is_given(short_run, capsys):
     _status, out = short_run
     before = (out / "summary.json").read_text()
@@ -96,6 +99,7 @@ def test_an_empty_directory_is_used(tmp_path):
     assert (tmp_path / "summary.json").is_file() and (tmp_path / MARKER).is_file()
 
 
+@pytest.mark.slow
 def test_plot_rereads_the_bag(short_run, tmp_path, capsys):
     _status, out = short_run
     assert plot_main([str(out / "bag"), "--out", str(tmp_path)]) == 0
@@ -206,6 +210,7 @@ def test_plot_refuses_a_directory_that_is_not_a_bag(tmp_path, capsys):
     assert "not a rosbag2 directory" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_run_written_before_the_marker_existed_is_still_replaced_with_overwrite(tmp_path):
     out = tmp_path / "o"
     assert sim_main(["--duration", "0.01", "--out", str(out), "--no-plots"] + QUIET) == EXIT_OK

@@ -41,6 +41,7 @@ def start_sim(out, *extra):
 
 
 @pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.slow
 def test_a_signal_ends_the_run_cleanly_with_its_outputs(sig, status, tmp_path):
     out = tmp_path / "run"
     process, _ = start_sim(out)
@@ -67,6 +68,7 @@ def test_a_signal_ends_the_run_cleanly_with_its_outputs(sig, status, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]          # no staging directory left
 
 
+@pytest.mark.slow
 def test_a_second_sigint_does_not_break_the_outputs_and_overwrite_then_works(tmp_path):
     out = tmp_path / "run"
     process, _ = start_sim(out)
@@ -88,6 +90,7 @@ def test_a_second_sigint_does_not_break_the_outputs_and_overwrite_then_works(tmp
     assert summary["complete"] is True and summary["steps"] == 10
 
 
+@pytest.mark.slow
 def test_a_killed_runs_staging_directory_is_removed_by_the_next_run(tmp_path):
     out = tmp_path / "run"
     process, _ = start_sim(out)

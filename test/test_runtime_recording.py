@@ -6,6 +6,7 @@ change between transforms of one message, dimensions without labels."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from rosbags.rosbag2 import CompressionMode, Reader, StoragePlugin, Writer
 
 from space_robot_nodes import cdr_encoders
@@ -116,6 +117,7 @@ def write_bag(path, messages, fast: bool):
     writer.close()
 
 
+@pytest.mark.slow
 def test_the_chunk_appender_writes_the_bag_writer_write_writes(tmp_path):
     messages = []
     for k in range(600):                     # > 1 MiB in all: the appender must close chunks where rosbags does

@@ -51,6 +51,7 @@ def test_the_pregrasp_goal_is_what_the_scenario_says(scenario, servicer_target):
     assert all(inside)
 
 
+@pytest.mark.slow
 def test_default_scenario_meets_its_requirements(wheels_on):
     s = wheels_on
     assert s["requirements_met"], s["requirements"]
@@ -63,6 +64,7 @@ def test_default_scenario_meets_its_requirements(wheels_on):
     assert 0.0 < s["max_wheel_speed_fraction"] < 1.0
 
 
+@pytest.mark.slow
 def test_without_wheels_the_arm_turns_the_bus(wheels_on, wheels_off, scenario):
     limit = scenario.evaluation.requirements.max_attitude_error
     assert wheels_off["max_attitude_error_rad"] > limit                    # the requirement fails

@@ -2,6 +2,7 @@
 with the names scripts rely on, figures, exit status by the requirements, bad input before anything runs."""
 import json
 
+import pytest
 import yaml
 
 from space_robot_runtime.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_REQUIREMENTS, sim_main
@@ -13,6 +14,7 @@ def test_shipped_studies_are_found_by_name():
     assert find_study("servicer_pregrasp") is None          # a scenario, not a study
 
 
+@pytest.mark.slow
 def test_force_motion_study_writes_its_summary_and_figures(tmp_path, capsys):
     out = tmp_path / "fm"
     assert sim_main(["thesis_force_motion", "--duration", "6", "--out", str(out)]) == EXIT_OK

@@ -59,6 +59,7 @@ def direct(model_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.array(ee), np.array(joints), np.array(quats)
 
 
+@pytest.mark.slow
 def test_summary_figures_are_the_direct_computation(run):
     _scenario, result = run
     summary = result.summary
@@ -80,6 +81,7 @@ def test_summary_figures_are_the_direct_computation(run):
     assert {"flexible_modes.png", "comparison.png"} <= names
 
 
+@pytest.mark.slow
 def test_bag_carries_the_deformation(run):
     scenario, result = run
     trace, _info = read_bag(result.bag)

@@ -174,6 +174,7 @@ def test_model_carries_the_paper_figures(system):
 
 
 # ---- rigid case of the study -------------------------------------------------------------------------
+@pytest.mark.slow
 def test_product_matches_constrained_body_reference(product_fine, reference_run):
     """Base attitude, both joint angles, base and tip positions agree over the 5 s study."""
     _, _, reference = reference_run
@@ -187,6 +188,7 @@ def test_product_matches_constrained_body_reference(product_fine, reference_run)
     assert err["tip"] < POSITION_TOL, err
 
 
+@pytest.mark.slow
 def test_disagreement_shrinks_as_dt_squared(product_fine, product_coarse, reference_run):
     """Halving dt divides the disagreement by about 4: it is the zero-order hold of the input, not the model.
 
@@ -200,6 +202,7 @@ def test_disagreement_shrinks_as_dt_squared(product_fine, product_coarse, refere
         assert 3.0 < coarse[key] / fine[key] < 5.3, (key, coarse, fine)
 
 
+@pytest.mark.slow
 def test_reference_keeps_its_joint_constraints(reference_run):
     """Eqs. 5-6 and their rates stay satisfied: Baumgarte (eq. 10) keeps the drift at the integration error."""
     _, result, reference = reference_run
@@ -210,6 +213,7 @@ def test_reference_keeps_its_joint_constraints(reference_run):
     assert np.abs(np.asarray(norms) - 1.0).max() < 1e-9
 
 
+@pytest.mark.slow
 def test_both_conserve_momentum(product_fine, reference_run):
     """Zero external force and torque: p and L about the CoM (eqs. 7-8) keep their initial (zero) values."""
     _, _, reference = reference_run
@@ -218,6 +222,7 @@ def test_both_conserve_momentum(product_fine, reference_run):
         assert run["l_rel"].max() < MOMENTUM_TOL
 
 
+@pytest.mark.slow
 def test_motion_stays_planar(product_fine, reference_run):
     """Joint axes along z and a start at rest: nothing leaves the XY plane in either formulation."""
     _, _, reference = reference_run
@@ -227,6 +232,7 @@ def test_motion_stays_planar(product_fine, reference_run):
         assert np.abs(run["base_quat"][:, :2]).max() < 1e-12   # rotation about z only
 
 
+@pytest.mark.slow
 def test_momentum_constraints_carry_no_force(reference_run):
     """With eqs. 7-8 appended as constraints the trajectory is unchanged and their multipliers vanish.
 
@@ -250,6 +256,7 @@ TUMBLE_DURATION = 2.0 * TORQUE_PERIOD
 TUMBLE_RATE = np.array([0.3, -0.2, 0.1])   # rad/s, initial angular velocity of the whole system, base frame
 
 
+@pytest.mark.slow
 def test_tumbling_three_dimensional_case_agrees(system):
     """The planar study exercises only yaw; a tumble checks the full quaternion/gyroscopic path of both.
 

@@ -236,6 +236,7 @@ def test_platform_is_balanced_over_the_pivot_at_the_rest_pose(testbed):
     assert np.hypot(*(com - pivot)[:2]) < 1e-3        # m; the box position is rounded to 0.1 mm
 
 
+@pytest.mark.slow
 def test_locked_bearing_torque_matches_seed_eq21_along_table1(testbed, reference):
     bearing = SphericalAirBearing(testbed)
     static, mount = platform_figures()
