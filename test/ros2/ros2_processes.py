@@ -1,5 +1,9 @@
 """ros2 CLI commands (launch, run, bag) started by the real ROS 2 tests, each in its own process group as a
-terminal starts a command, stopped the way a user stops them, and their output and exit statuses read back."""
+terminal starts a command, stopped the way a user stops them, and their output and exit statuses read back.
+
+A test that starts a launch waits for what it needs while the launch runs (RosCommand.wait_while_alive), stops it
+with a terminal's Ctrl-C at the end of a `with` block (RosCommand.ctrl_c), then reads how it ended
+(RosLaunch.assert_ended_cleanly). The fixtures ros2_launch and simulation_launch (conftest.py) start them."""
 from __future__ import annotations
 
 import os
@@ -11,6 +15,12 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+# s of wall time a launch has to start: xacro expansion, model building, a planned approach (the capture scenario)
+# and DDS discovery, on a 2-core machine loaded by other work
+LAUNCH_START_TIMEOUT = 90.0
+# s of wall time a command has to end after a Ctrl-C: every node of a launch sends its last report and exits, on a
+# loaded machine
+CTRL_C_TIMEOUT = 60.0
 
 # what launch prints when a process ends: "[INFO] [dynamics_node-4]: process has finished cleanly [pid 1]" or
 # "[ERROR] [dynamics_node-4]: process has died [pid 1, exit code -2, cmd '...']"
@@ -19,7 +29,10 @@ _ENDED = re.compile(r"\[(?P<name>[A-Za-z0-9_]+)-\d+\]: process (?P<how>has finis
 
 
 class RosCommand:
-    """One ros2 CLI command in its own session (process group), output in `log`."""
+    """One ros2 CLI command in its own session (process group), output in `log`.
+
+    As a context manager it gets a terminal's Ctrl-C when the block ends, also when the block fails half-way, so a
+    failed check does not leave its nodes talking to the next test's graph."""
 
     def __init__(self, args: list[str], log: Path, env: dict | None = None):
         self.args = list(args)
@@ -33,8 +46,22 @@ class RosCommand:
     def pid(self) -> int:
         return self.process.pid
 
+    def __enter__(self) -> RosCommand:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.ctrl_c()
+
     def alive(self) -> bool:
         return self.process.poll() is None
+
+    def wait_while_alive(self, condition, timeout: float, what: str):
+        """condition() until it is truthy (returned), while the command runs. A command that ends first (a node that
+        died at start, an error in a launch file) fails at once with the end of its output, not after the whole
+        timeout with nothing to read."""
+        value = wait_until(lambda: condition() or not self.alive(), timeout, what)
+        assert self.alive(), self.output()[-3000:]
+        return value
 
     def output(self) -> str:
         if not self._file.closed:
@@ -53,6 +80,18 @@ class RosCommand:
             os.kill(pid, signum)
         except ProcessLookupError:
             pass
+
+    def ctrl_c(self, timeout: float = CTRL_C_TIMEOUT) -> int:
+        """A terminal's Ctrl-C, then the exit status (wait(timeout)).
+
+        SIGINT to the whole group, as a terminal sends it: that is how a user stops `ros2 launch` or `ros2 run`, so
+        every node of a launch gets it from the "terminal" and again from launch, the case each node's shutdown
+        guards against (../shared/ros2/README.md, pitfalls). Not SIGTERM: Humble's launch ends on SIGTERM without
+        stopping its processes. There is no escalation to SIGTERM either: a node that outlives its Ctrl-C is a
+        failure the test must report, so after `timeout` wait() kills the group and raises with the output and the
+        stacks."""
+        self.signal_group(signal.SIGINT)
+        return self.wait(timeout)
 
     def wait(self, timeout: float = 30.0) -> int:
         """The exit status; after `timeout` the group is killed and AssertionError raised."""
@@ -112,6 +151,30 @@ class RosCommand:
                 found.append(child)
                 todo.append(child)
         return found
+
+
+class RosLaunch(RosCommand):
+    """`ros2 launch space_robot <launch file> <arguments>`, and launch's report of how its processes ended."""
+
+    def __init__(self, launch_file: str, arguments, log: Path, env: dict | None = None):
+        super().__init__(["ros2", "launch", "space_robot", launch_file, *arguments], log, env)
+
+    def wait_for_nodes_running(self, count: int, what: str) -> None:
+        """Until `count` of this package's nodes run (the node host logs "<node> running" once its core runs)."""
+        self.wait_while_alive(lambda: self.output().count(" running") >= count, LAUNCH_START_TIMEOUT, what)
+
+    def wait_for_simulation(self, probe) -> None:
+        """Until the dynamics node's first "dynamics: simulation" status: the graph is built and steps (the probe must
+        listen to /diagnostics)."""
+        self.wait_while_alive(lambda: probe.statuses("dynamics: simulation"), LAUNCH_START_TIMEOUT,
+                              "the simulation to start")
+
+    def assert_ended_cleanly(self) -> None:
+        """After ctrl_c(): launch ended with status 0, its output has no traceback (a node interrupted again while it
+        cleaned up dies with a KeyboardInterrupt), and every process it started ended with status 0."""
+        output = self.output()
+        assert self.returncode == 0 and not tracebacks(output), output[-3000:]
+        assert all(status == 0 for status in launch_exits(output).values()), launch_exits(output)
 
 
 def launch_exits(output: str) -> dict[str, int]:

@@ -1,4 +1,5 @@
-"""Every shipped RViz configuration against the graph that uses it, under a real ROS 2 Humble and headless (issue 17):
+"""Every shipped RViz configuration against the graph that uses it, under a real ROS 2 Humble and headless (README,
+RViz: RViz shows what the graph serves, so every display must find its topic and frames there):
 for each shipped scenario, its launch (the simulation, and for the bench arm also the real-arm launch with its
 viewers) runs without RViz while these checks read the scenario's configuration:
 - the Fixed Frame and every frame the TF display names are in tf (tf2, transformable to the fixed frame);
@@ -9,6 +10,7 @@ viewers) runs without RViz while these checks read the scenario's configuration:
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from xml.etree import ElementTree
 
 import pytest
@@ -21,7 +23,6 @@ import rclpy  # noqa: E402
 from rclpy.duration import Duration  # noqa: E402
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from rclpy.time import Time  # noqa: E402
-from ros2_processes import RosCommand, wait_until  # noqa: E402
 from rosidl_runtime_py.utilities import get_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from tf2_ros import Buffer, TransformListener  # noqa: E402
@@ -30,7 +31,6 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 from space_robot_scenario import load_scenario, shipped_scenarios  # noqa: E402
 from space_robot_scenario.robot_descriptions import robot_descriptions  # noqa: E402
 
-START_TIMEOUT = 90.0      # s: launch, model building, discovery on a loaded machine
 MESSAGE_TIMEOUT = 30.0    # s for the first message of a display's topic
 # display class -> message types it subscribes to (rviz_default_plugins, Humble)
 ACCEPTS = {
@@ -50,6 +50,25 @@ def display_qos(qos: dict) -> QoSProfile:
                       else ReliabilityPolicy.RELIABLE,
                       durability=DurabilityPolicy.TRANSIENT_LOCAL if qos.get("Durability Policy") == "Transient Local"
                       else DurabilityPolicy.VOLATILE)
+
+
+@contextmanager
+def tf_buffer(probe):
+    """A tf2 Buffer filled by the probe's node (spun by the probe's thread: the listener gets none of its own); the
+    listener's subscriptions are destroyed afterwards, between two spins (Probe.destroy)."""
+    buffer = Buffer()
+    listener = TransformListener(buffer, probe.node, spin_thread=False)
+    try:
+        yield buffer
+    finally:
+        probe.destroy(listener.tf_sub, listener.tf_static_sub)
+
+
+def wait_for_transforms(probe, buffer: Buffer, target: str, frames, tag: str) -> None:
+    """Until each of `frames` is transformable to `target` (the latest transform, as RViz draws it)."""
+    for frame in frames:
+        probe.wait_for(lambda f=frame: buffer.can_transform(target, f, Time(), Duration(seconds=0.0)),
+                       MESSAGE_TIMEOUT, f"{tag}: tf {target} -> {frame}")
 
 
 def check_config(probe, config_path, tag: str) -> int:
@@ -89,34 +108,23 @@ def check_config(probe, config_path, tag: str) -> int:
     # frames: the fixed frame and every frame the TF display names, transformable to the fixed frame
     tf_display = next(d for d in manager["Displays"] if d["Class"].endswith("/TF"))
     frames = [fixed] + [f for f, v in tf_display["Frames"].items() if isinstance(v, dict) and v.get("Value")]
-    buffer = Buffer()
-    listener = TransformListener(buffer, node, spin_thread=False)
-    try:
-        for frame in frames:
-            probe.wait_for(lambda f=frame: buffer.can_transform(fixed, f, Time(), Duration(seconds=0.0)),
-                           MESSAGE_TIMEOUT, f"{tag}: tf {fixed} -> {frame}")
-    finally:
-        probe.destroy(listener.tf_sub, listener.tf_static_sub)
+    with tf_buffer(probe) as buffer:
+        wait_for_transforms(probe, buffer, fixed, frames, tag)
     return len(displays)
 
 
 @pytest.mark.parametrize("name", shipped_scenarios())
-def test_the_scenarios_rviz_config_is_served_by_its_simulation(name, probe, ros_env, share_dir, tmp_path):
+def test_the_scenarios_rviz_config_is_served_by_its_simulation(name, probe, share_dir, simulation_launch):
     scenario = load_scenario(name)
-    path = share_dir / "config" / "scenarios" / f"{name}.yaml"
-    launch = RosCommand(["ros2", "launch", "space_robot", "simulation.launch.py", f"scenario:={path}", "rviz:=false"],
-                        tmp_path / "launch.log", ros_env)
-    try:
-        wait_until(lambda: " running" in launch.output() or not launch.alive(), START_TIMEOUT, "the launch")
-        assert launch.alive(), launch.output()[-3000:]
+    with simulation_launch(name) as launch:
+        launch.wait_for_nodes_running(1, "the launch")
         assert check_config(probe, share_dir / "rviz" / scenario.rviz.name, name) >= 6
-    finally:
-        launch.signal_group()
-        launch.wait(60)
 
 
-def test_the_real_arm_viewers_serve_the_sawyer_config(probe, ros_env, share_dir, tmp_path):
-    """sawyer.launch.py viewers:=true with Intera's joint states faked: what rviz/sawyer.rviz shows is there."""
+@contextmanager
+def intera_joint_states(probe):
+    """Intera's /robot/joint_states (head_pan and the arm, at 100 Hz) faked by the probe's node, as the real robot
+    publishes them for sawyer.launch.py; the timer and the publisher are destroyed afterwards."""
     states = probe.node.create_publisher(JointState, "/robot/joint_states", 10)
 
     def publish_state():
@@ -125,12 +133,16 @@ def test_the_real_arm_viewers_serve_the_sawyer_config(probe, ros_env, share_dir,
         msg.header.stamp = probe.node.get_clock().now().to_msg()
         states.publish(msg)
     timer = probe.node.create_timer(0.01, publish_state)
-    launch = RosCommand(["ros2", "launch", "space_robot", "sawyer.launch.py", "viewers:=true"],
-                        tmp_path / "launch.log", ros_env)
     try:
-        wait_until(lambda: launch.output().count(" running") >= 3 or not launch.alive(), START_TIMEOUT,
-                   "the controller, the adapter and the visualization node")
-        assert launch.alive(), launch.output()[-3000:]
+        yield
+    finally:
+        probe.destroy(timer, states)
+
+
+def test_the_real_arm_viewers_serve_the_sawyer_config(probe, share_dir, ros2_launch):
+    """sawyer.launch.py viewers:=true with Intera's joint states faked: what rviz/sawyer.rviz shows is there."""
+    with ros2_launch("sawyer.launch.py", "viewers:=true") as launch, intera_joint_states(probe):
+        launch.wait_for_nodes_running(3, "the controller, the adapter and the visualization node")
         time.sleep(1.0)
         # a planner's goal, as MoveIt would send one: the planned path and the goal pose follow it
         goals = probe.node.create_publisher(JointTrajectory, "/arm_controller/joint_trajectory", 10)
@@ -139,34 +151,18 @@ def test_the_real_arm_viewers_serve_the_sawyer_config(probe, ros_env, share_dir,
             positions=[0.1, -0.9, 0.1, 1.4, 0.1, 0.4, 0.1], time_from_start=Duration(seconds=2.0).to_msg())])
         goals.publish(goal)
         assert check_config(probe, share_dir / "rviz" / "sawyer.rviz", "sawyer.launch.py") >= 6
-    finally:
-        probe.destroy(timer, states)
-        launch.signal_group()
-        launch.wait(60)
     assert rclpy.ok()
 
 
-def test_while_start_delay_holds_the_robots_are_in_tf(probe, ros_env, share_dir, tmp_path):
+def test_while_start_delay_holds_the_robots_are_in_tf(probe, simulation_launch):
     """Under RViz the launch holds simulated time at 0 for start_delay s; RViz draws every link of every robot from
     tf, so each must be transformable to world while it holds (robot_state_publisher ignores a state at t = 0
     unless told to ignore timestamps). The flexible servicer also has the beams' tip joints."""
     name = "servicer_flexible"
-    path = share_dir / "config" / "scenarios" / f"{name}.yaml"
     links = [description.frame_prefix + link.get("name")
              for description in robot_descriptions(load_scenario(name).model)
              for link in ElementTree.fromstring(description.urdf).iter("link")]
-    launch = RosCommand(["ros2", "launch", "space_robot", "simulation.launch.py", f"scenario:={path}", "rviz:=false",
-                         "start_delay:=120"], tmp_path / "launch.log", ros_env)
-    buffer = Buffer()
-    listener = TransformListener(buffer, probe.node, spin_thread=False)
-    try:
-        wait_until(lambda: " running" in launch.output() or not launch.alive(), START_TIMEOUT, "the launch")
-        assert launch.alive(), launch.output()[-3000:]
-        for link in links:
-            probe.wait_for(lambda f=link: buffer.can_transform("world", f, Time(), Duration(seconds=0.0)),
-                           MESSAGE_TIMEOUT, f"tf world -> {link} while simulated time is held")
+    with simulation_launch(name, "start_delay:=120") as launch, tf_buffer(probe) as buffer:
+        launch.wait_for_nodes_running(1, "the launch")
+        wait_for_transforms(probe, buffer, "world", links, "while simulated time is held")
         assert len(links) > 10
-    finally:
-        probe.destroy(listener.tf_sub, listener.tf_static_sub)
-        launch.signal_group()
-        launch.wait(60)

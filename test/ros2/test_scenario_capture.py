@@ -5,8 +5,6 @@ standoff, then a Cartesian goal on the fixture) and the gripper's closing, check
 system by themselves; a gripper command from a user reaches the controller; the launch ends cleanly on Ctrl-C.
 
 Simulated time is paced on the wall clock: the grasp closes at ~11.55 s of simulated time, ~12 s after the start.
-The file's name sorts after test_launch_simulation.py on purpose: that launch_testing module calls rclpy.init() itself
-and must run before any module has used the session's probe (conftest.py), which initializes rclpy once.
 """
 from __future__ import annotations
 
@@ -19,12 +17,10 @@ require_ros2()
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from ros2_probe import latched_qos, values  # noqa: E402
-from ros2_processes import RosCommand, launch_exits, tracebacks, wait_until  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 
 from space_robot_nodes.grasp_state_message import GRASP_STATE_FIELDS  # noqa: E402
 
-START_TIMEOUT = 90.0         # s of wall time for launch, model building, the approach's plan and discovery
 GRASP_TIMEOUT = 60.0         # s of wall time after the start for the grasp at ~11.55 s of simulated time
 LISTENED = {"/grasp/events": (String, latched_qos()), "/grasp/state": (Float64MultiArray, 10),
             "/grasp/wrench": (WrenchStamped, 10), "/diagnostics": (DiagnosticArray, 10)}
@@ -35,19 +31,11 @@ def grasp_state(msg) -> dict:
     return dict(zip(GRASP_STATE_FIELDS, msg.data))
 
 
-def test_capture_under_ros2_launch(probe, ros_env, share_dir, tmp_path):
-    for topic, (kind, qos) in LISTENED.items():
-        probe.listen(topic, kind, qos)
-    path = share_dir / "config" / "scenarios" / "capture.yaml"
-    launch = RosCommand(["ros2", "launch", "space_robot", "simulation.launch.py", f"scenario:={path}", "rviz:=false"],
-                        tmp_path / "launch.log", ros_env)
-    try:
-        wait_until(lambda: probe.statuses("dynamics: simulation") or not launch.alive(), START_TIMEOUT,
-                   "the simulation to start")
-        assert launch.alive(), launch.output()[-3000:]
-        events = wait_until(lambda: probe.messages("/grasp/events") or not launch.alive(), GRASP_TIMEOUT,
-                            "the grasp event")
-        assert launch.alive(), launch.output()[-3000:]
+def test_capture_under_ros2_launch(probe, listen_for_test, simulation_launch):
+    listen_for_test(LISTENED)
+    with simulation_launch("capture") as launch:
+        launch.wait_for_simulation(probe)
+        events = launch.wait_while_alive(lambda: probe.messages("/grasp/events"), GRASP_TIMEOUT, "the grasp event")
         assert "grasp:" in events[0].data and "grasp_failed" not in events[0].data, events[0].data
 
         state = probe.wait_for(lambda: [m for m in probe.messages("/grasp/state") if grasp_state(m)["holding"] == 1.0],
@@ -71,11 +59,4 @@ def test_capture_under_ros2_launch(probe, ros_env, share_dir, tmp_path):
                                           if values(s).get("attached") == "true"], 10.0, "the monitor's switch")
         assert "grasp closed" in values(monitor[-1])["last_contact_event"]
         assert not [s for s in probe.statuses("dynamics: contact") if s.level == DiagnosticStatus.ERROR]
-    finally:
-        launch.signal_group()
-        code = launch.wait(60)
-        for topic in LISTENED:      # the session's probe: later modules read /diagnostics from their own graph only
-            probe.forget(topic)
-    output = launch.output()
-    assert code == 0 and not tracebacks(output), output[-3000:]
-    assert all(status == 0 for status in launch_exits(output).values()), launch_exits(output)
+    launch.assert_ended_cleanly()

@@ -11,8 +11,6 @@ Checked with rclpy:
 - a WrenchStamped setpoint of 120 N moves the measured contact force to it. Eq. 7.3's relaxed loop settles within a
   few control periods; the bound is 2 N, the band of the scenario's 1 % plus the model error's share, eq. 7.17.
 - a NaN setpoint is an ERROR diagnostic.
-
-Runs after test_launch_simulation.py by name, as test_scenario_capture.py explains.
 """
 from __future__ import annotations
 
@@ -25,10 +23,8 @@ require_ros2()
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from ros2_probe import values  # noqa: E402
-from ros2_processes import RosCommand, launch_exits, tracebacks, wait_until  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-START_TIMEOUT = 90.0         # s of wall time for launch, model building and discovery
 ACTIVE_TIMEOUT = 30.0        # s of wall time for the grasp at t = 0 and the mode's first reports
 SIMULATED_TIMEOUT = 90.0     # s of wall time for a stretch of simulated time (the graph runs near real time, slower
                              # on a loaded machine)
@@ -36,50 +32,28 @@ LISTENED = {"/base_thrusters/command": (WrenchStamped, 10), "/force_controller/e
             "/grasp/wrench": (WrenchStamped, 10), "/diagnostics": (DiagnosticArray, 10)}
 
 
-def launched(share_dir, name: str, ros_env, tmp_path) -> RosCommand:
-    path = share_dir / "config" / "scenarios" / f"{name}.yaml"
-    return RosCommand(["ros2", "launch", "space_robot", "simulation.launch.py", f"scenario:={path}", "rviz:=false"],
-                      tmp_path / "launch.log", ros_env)
+def wait_force_motion_active(probe, launch) -> list:
+    """The controller's force_motion statuses, once one says active (the grasp at t = 0 closed, the mode runs)."""
+    return launch.wait_while_alive(lambda: [s for s in probe.statuses("controller: force_motion")
+                                            if values(s).get("active") == "true"], ACTIVE_TIMEOUT,
+                                   "the force_motion mode to run")
 
 
-def shut_down(launch: RosCommand, probe) -> tuple[int, str]:
-    """Ctrl-C to the launch; (its exit code, its output). The probe forgets the topics (later modules read
-    /diagnostics from their own graph only)."""
-    launch.signal_group()
-    code = launch.wait(60)
-    for topic in LISTENED:
-        probe.forget(topic)
-    return code, launch.output()
-
-
-def assert_clean(code: int, output: str) -> None:
-    assert code == 0 and not tracebacks(output), output[-3000:]
-    assert all(status == 0 for status in launch_exits(output).values()), launch_exits(output)
-
-
-def test_hybrid_force_motion_under_ros2_launch(probe, ros_env, share_dir, tmp_path):
+def test_hybrid_force_motion_under_ros2_launch(probe, listen_for_test, simulation_launch):
     """Ch. 6: the thesis case settles (the standalone run: 5.46 s to the 1e-3 band) and holds 10 N on the target.
     Checked 9 s of simulated time after the mode's first report: joints within 1e-3 rad, the force within 0.1 N (the
     scenario's bands)."""
-    for topic, (kind, qos) in LISTENED.items():
-        probe.listen(topic, kind, qos)
-    launch = launched(share_dir, "thesis_force_motion_graph", ros_env, tmp_path)
-    try:
-        wait_until(lambda: probe.statuses("dynamics: simulation") or not launch.alive(), START_TIMEOUT,
-                   "the simulation to start")
-        assert launch.alive(), launch.output()[-3000:]
-        wait_until(lambda: [s for s in probe.statuses("controller: force_motion") if values(s).get("active") == "true"]
-                   or not launch.alive(), ACTIVE_TIMEOUT, "the force_motion mode to run")
-        assert launch.alive(), launch.output()[-3000:]
+    listen_for_test(LISTENED)
+    with simulation_launch("thesis_force_motion_graph") as launch:
+        launch.wait_for_simulation(probe)
+        wait_force_motion_active(probe, launch)
         wait_simulated(probe, launch, 9.0)
         last = values(probe.statuses("controller: force_motion")[-1])
         assert float(last["joint_error_max"]) < 1e-3 and float(last["attitude_error_rad"]) < 1e-3, last
         force = -probe.messages("/grasp/wrench")[-1].wrench.force.x        # the hand's push on the target
         assert abs(force - 10.0) < 0.1, force
         assert probe.messages("/base_thrusters/command")[-1].header.frame_id == "base_link"
-    finally:
-        code, output = shut_down(launch, probe)
-    assert_clean(code, output)
+    launch.assert_ended_cleanly()
 
 
 def simulated_time(probe) -> float:
@@ -88,14 +62,12 @@ def simulated_time(probe) -> float:
     return stamp.sec + 1e-9 * stamp.nanosec
 
 
-def wait_simulated(probe, launch: RosCommand, seconds: float) -> None:
+def wait_simulated(probe, launch, seconds: float) -> None:
     """Until `seconds` of simulated time have passed (the figures are the simulation's, not the wall clock's: a
     loaded machine runs the graph slower than real time)."""
     probe.wait_for(lambda: probe.messages("/grasp/wrench"), 10.0, "the grasp wrench")
     end = simulated_time(probe) + seconds
-    wait_until(lambda: simulated_time(probe) >= end or not launch.alive(), SIMULATED_TIMEOUT,
-               f"{seconds} s of simulated time")
-    assert launch.alive(), launch.output()[-3000:]
+    launch.wait_while_alive(lambda: simulated_time(probe) >= end, SIMULATED_TIMEOUT, f"{seconds} s of simulated time")
 
 
 def setpoint(probe, force_x: float) -> WrenchStamped:
@@ -106,43 +78,36 @@ def setpoint(probe, force_x: float) -> WrenchStamped:
     return msg
 
 
-def test_adaptive_force_motion_under_ros2_launch(probe, ros_env, share_dir, tmp_path):
-    for topic, (kind, qos) in LISTENED.items():
-        probe.listen(topic, kind, qos)
+def test_adaptive_force_motion_under_ros2_launch(probe, listen_for_test, simulation_launch):
+    listen_for_test(LISTENED)
     publisher = probe.node.create_publisher(WrenchStamped, "/force_controller/setpoint", 10)
-    launch = launched(share_dir, "hubble_adaptive_graph", ros_env, tmp_path)
-    try:
-        wait_until(lambda: probe.statuses("dynamics: simulation") or not launch.alive(), START_TIMEOUT,
-                   "the simulation to start")
-        assert launch.alive(), launch.output()[-3000:]
-        active = wait_until(lambda: [s for s in probe.statuses("controller: force_motion")
-                                     if values(s).get("active") == "true"] or not launch.alive(), ACTIVE_TIMEOUT,
-                            "the force_motion mode to run")
-        assert launch.alive(), launch.output()[-3000:]
-        assert "lyapunov" in values(active[-1])
-        thrust = probe.wait_for(lambda: probe.messages("/base_thrusters/command"), 10.0, "a thruster command")
-        assert thrust[-1].header.frame_id == "base_link"
-        estimates = probe.wait_for(lambda: probe.messages("/force_controller/estimates"), 10.0, "the estimates")
-        labels = estimates[0].layout.dim[0].label.split(",")
-        assert "target/target_base_joint.m" in labels and labels[-3:] == ["lyapunov", "lyapunov_at_grasp",
-                                                                          "max_lyapunov_increase"]
-        wait_simulated(probe, launch, 3.0)
-        last = dict(zip(labels, probe.messages("/force_controller/estimates")[-1].data))
-        assert last["lyapunov"] < 0.5 * last["lyapunov_at_grasp"]           # V falls (0.86 -> ~0.1 in ~8 s)
+    with simulation_launch("hubble_adaptive_graph") as launch:
+        try:
+            launch.wait_for_simulation(probe)
+            active = wait_force_motion_active(probe, launch)
+            assert "lyapunov" in values(active[-1])
+            thrust = probe.wait_for(lambda: probe.messages("/base_thrusters/command"), 10.0, "a thruster command")
+            assert thrust[-1].header.frame_id == "base_link"
+            estimates = probe.wait_for(lambda: probe.messages("/force_controller/estimates"), 10.0, "the estimates")
+            labels = estimates[0].layout.dim[0].label.split(",")
+            assert "target/target_base_joint.m" in labels and labels[-3:] == ["lyapunov", "lyapunov_at_grasp",
+                                                                              "max_lyapunov_increase"]
+            wait_simulated(probe, launch, 3.0)
+            last = dict(zip(labels, probe.messages("/force_controller/estimates")[-1].data))
+            assert last["lyapunov"] < 0.5 * last["lyapunov_at_grasp"]           # V falls (0.86 -> ~0.1 in ~8 s)
 
-        since = time.monotonic()
-        publisher.publish(setpoint(probe, 120.0))
-        probe.wait_for(lambda: [s for s in probe.statuses("controller: contact goals", since)
-                                if "force setpoint accepted" in s.message], 10.0, "the setpoint's acceptance")
-        wait_simulated(probe, launch, 2.0)
-        force = -probe.messages("/grasp/wrench")[-1].wrench.force.x        # the hand's push on the target
-        assert abs(force - 120.0) < 2.0, force
-        since = time.monotonic()
-        publisher.publish(setpoint(probe, float("nan")))
-        rejected = probe.wait_for(lambda: [s for s in probe.statuses("controller: contact goals", since)
-                                           if s.level == DiagnosticStatus.ERROR], 10.0, "the NaN setpoint's ERROR")
-        assert "force setpoint rejected" in rejected[-1].message
-    finally:
-        probe.destroy(publisher)
-        code, output = shut_down(launch, probe)
-    assert_clean(code, output)
+            since = time.monotonic()
+            publisher.publish(setpoint(probe, 120.0))
+            probe.wait_for(lambda: [s for s in probe.statuses("controller: contact goals", since)
+                                    if "force setpoint accepted" in s.message], 10.0, "the setpoint's acceptance")
+            wait_simulated(probe, launch, 2.0)
+            force = -probe.messages("/grasp/wrench")[-1].wrench.force.x        # the hand's push on the target
+            assert abs(force - 120.0) < 2.0, force
+            since = time.monotonic()
+            publisher.publish(setpoint(probe, float("nan")))
+            rejected = probe.wait_for(lambda: [s for s in probe.statuses("controller: contact goals", since)
+                                               if s.level == DiagnosticStatus.ERROR], 10.0, "the NaN setpoint's ERROR")
+            assert "force setpoint rejected" in rejected[-1].message
+        finally:
+            probe.destroy(publisher)
+    launch.assert_ended_cleanly()
