@@ -229,3 +229,17 @@ def test_the_readme_package_table_matches_the_folders():
                 and p.parts[0].startswith("space_robot_")}
     assert sorted(folders - listed) == [], "folders missing from the README table"
     assert sorted(listed - folders) == [], "README table rows naming no folder"
+
+
+def test_nothing_cites_work_item_numbers():
+    """Code, configuration and docs say what a thing is and cite the seed, equation, document or design reason: a
+    reader of the repository has no work-item numbers (the word "issue" before a number, or a work item's name)."""
+    tracked = subprocess.run(["git", "ls-files", "*.py", "*.md", "*.yaml", "*.sh", "*.rviz", "Makefile", "*.cfg"],
+                             cwd=ROOT, capture_output=True, text=True)
+    if tracked.returncode != 0:
+        pytest.skip("not a git checkout")
+    pattern = re.compile(r"\bissues? #?\d+|\b\w+ issue's\b", re.IGNORECASE)
+    hits = [f"{path}:{number}: {line.strip()}" for path in tracked.stdout.splitlines() if (ROOT / path).is_file()
+            for number, line in enumerate((ROOT / path).read_text(errors="replace").splitlines(), start=1)
+            if pattern.search(line)]
+    assert not hits, "\n".join(hits)

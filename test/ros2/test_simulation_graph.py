@@ -365,7 +365,7 @@ def test_malformed_commands_are_reported_and_survived(graph, probe):
         report = probe.wait_for(lambda: [s for s in probe.statuses("controller: goals", start)
                                          if s.level == DiagnosticStatus.ERROR], 5, "the unknown joint reported")
         assert "head_pan" in report[0].message
-        # a Cartesian goal in a frame the model lacks and a NaN force setpoint (issue 12): ERROR, nothing changes
+        # a Cartesian goal in a frame the model lacks and a NaN force setpoint: ERROR, nothing changes
         start = time.monotonic()
         cartesian.publish(PoseStamped(header=Header(frame_id="target/no_such_frame")))
         force.publish(WrenchStamped(wrench=Wrench(force=Vector3(x=math.nan))))
