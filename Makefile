@@ -15,11 +15,12 @@ PIP_FLAGS = -q --disable-pip-version-check $(if $(CONSTRAINTS),-c $(CONSTRAINTS)
 
 STAMP = $(VENV)/.installed
 
-# The real ROS 2 stage: a ROS 2 Humble built by ../shared/ros2/build_humble.sh at ROS2_PREFIX (see the README's
-# ROS 2 section); the colcon workspace goes to build/ros2_ws.
+# The real ROS 2 stage: a ROS 2 Humble or Jazzy built by ../shared/ros2/build_humble.sh / build_jazzy.sh at
+# ROS2_PREFIX (see the README's ROS 2 section); the colcon workspace goes to build/ros2_ws_<distro>.
 ROS2_PREFIX ?= /opt/ros2-humble
+ROS2_JAZZY_PREFIX ?= /opt/ros2-jazzy
 
-.PHONY: demo test test-fast test-ros2 install bench bench-ros2 lint clean rviz-shots
+.PHONY: demo test test-fast test-ros2 test-ros2-jazzy install bench bench-ros2 lint clean rviz-shots
 
 # Pinocchio first: setup.py compiles the flexible step against the headers of the `pin` wheel it finds there, and
 # Eigen's from the `cmeel-eigen` wheel (header-only; the `pin` wheels bring none, and a fresh machine has no
@@ -51,9 +52,13 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(VENV)/bin/python -m pytest -m "not slow"
 
-# colcon build against Humble, then the tests under test/ros2 with that Humble's Python (no .venv needed)
+# colcon build against the ROS 2 at ROS2_PREFIX (Humble by default), then the tests under test/ros2 with that ROS 2's
+# Python (no .venv needed); test-ros2-jazzy: the same under Jazzy
 test-ros2:
 	ROS2_PREFIX=$(ROS2_PREFIX) bash test/ros2/ros2_workspace.sh
+
+test-ros2-jazzy:
+	ROS2_PREFIX=$(ROS2_JAZZY_PREFIX) bash test/ros2/ros2_workspace.sh
 
 bench: $(STAMP)
 	$(VENV)/bin/python bench/bench_step.py

@@ -90,13 +90,16 @@ def typename_of(msg: Any) -> str:
 
 
 class RosbagsMessageTypes(MessageTypes):
-    """Messages from a rosbags typestore (default: ROS 2 Humble definitions plus Intera's JointCommand)."""
+    """Messages from a rosbags typestore (default: ros_distributions.MESSAGE_DEFINITIONS, ROS 2 Humble's, which are
+    Jazzy's too for every type the nodes use, plus Intera's JointCommand)."""
 
     def __init__(self, typestore=None):
         if typestore is None:
             from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
-            typestore = get_typestore(Stores.ROS2_HUMBLE)   # a fresh store: registering below is local to it
+            from .ros_distributions import MESSAGE_DEFINITIONS
+
+            typestore = get_typestore(Stores(MESSAGE_DEFINITIONS))   # a fresh store: registering is local to it
             typestore.register(get_types_from_msg(INTERA_JOINT_COMMAND_DEFINITION, INTERA_JOINT_COMMAND))
         self.typestore = typestore
         self._types = typestore.types

@@ -1,6 +1,7 @@
 """Recording the graph's topics to a rosbag2 directory in MCAP storage (rosbags writer).
 
-Metadata version 8, so ROS 2 Humble reads the bag (with the MCAP storage plugin, `ros2 bag play -s mcap`);
+Metadata version 8, so ROS 2 Humble and Jazzy both read the bag (space_robot_nodes/ros_distributions.py; with the
+MCAP storage plugin, `ros2 bag play -s mcap`);
 MCAP profile ros2 / ros2msg schemas / cdr messages, so Foxglove opens it. The high-rate types are encoded by
 cdr_encoders (the same bytes as rosbags' serialiser, a fraction of its cost), the rest by rosbags, and
 appended to the bag by mcap_append (the same bytes as rosbags' Writer.write). Latched topics
@@ -24,10 +25,11 @@ from rosbags.rosbag2 import StoragePlugin, Writer
 from space_robot_nodes.cdr_encoders import encoder_for
 from space_robot_nodes.lockstep_graph import TopicInfo
 from space_robot_nodes.message_types import RosbagsMessageTypes, typename_of
+from space_robot_nodes.ros_distributions import BAG_METADATA_VERSION
 
 from .mcap_append import ChunkAppender
 
-BAG_VERSION = 8                       # Humble reads up to 8
+BAG_VERSION = BAG_METADATA_VERSION    # read by Humble and Jazzy
 _DEFAULT_TIME = QosTime(0, 0)         # rmw "default" for deadline, lifespan, lease duration (= infinite)
 VOLATILE_DEPTH = 10                   # rclpy's usual publisher history depth
 LATCHED_DEPTH = 1                     # as robot_state_publisher's robot_description and tf_static
