@@ -50,11 +50,17 @@ class Probe:
         return self
 
     def destroy(self, *entities) -> None:
-        """Destroy subscriptions, publishers and timers of the probe's node between two spins (see _entities)."""
+        """Destroy subscriptions, publishers, timers, clients and action clients of the probe's node between two spins
+        (see _entities: an action client destroyed during a spin failed Humble's wait set with "action client pointer
+        is invalid")."""
         with self._entities:
             for entity in entities:
-                kind = type(entity).__name__.lower()      # Subscription, Publisher, Timer
-                getattr(self.node, f"destroy_{kind}")(entity)
+                kind = type(entity).__name__.lower()      # Subscription, Publisher, Timer, Client
+                destroy = getattr(self.node, f"destroy_{kind}", None)
+                if destroy is not None:
+                    destroy(entity)
+                else:                                     # an ActionClient destroys itself
+                    entity.destroy()
 
     def forget(self, topic: str) -> None:
         subscription = self._subscriptions.pop(topic, None)

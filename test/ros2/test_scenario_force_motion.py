@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 from ros2_available import require_ros2
 
 require_ros2()
@@ -101,8 +102,14 @@ def test_adaptive_force_motion_under_ros2_launch(probe, listen_for_test, simulat
             probe.wait_for(lambda: [s for s in probe.statuses("controller: contact goals", since)
                                     if "force setpoint accepted" in s.message], 10.0, "the setpoint's acceptance")
             wait_simulated(probe, launch, 2.0)
-            force = -probe.messages("/grasp/wrench")[-1].wrench.force.x        # the hand's push on the target
-            assert abs(force - 120.0) < 2.0, force
+            # the hand's push on the target, settled: the median over the last 0.1 s (grasp/wrench at 100 Hz).
+            # Single samples depart from it when a physics step ran on a held command (the controller's answer
+            # late): 0.15 N seen on a quiet machine, 2.1 N once in a full run of this suite.
+            recent = [-m.wrench.force.x for m in probe.messages("/grasp/wrench")[-10:]]
+            force = float(np.median(recent))
+            print(f"\ncontact force 2 s after the 120 N setpoint: median {force:.3f} N, last 0.1 s "
+                  f"{min(recent):.3f}-{max(recent):.3f} N")
+            assert abs(force - 120.0) < 2.0, recent
             since = time.monotonic()
             publisher.publish(setpoint(probe, float("nan")))
             rejected = probe.wait_for(lambda: [s for s in probe.statuses("controller: contact goals", since)

@@ -192,6 +192,7 @@ def test_the_controller_updates_on_every_state_sample(graph, probe):
     time.sleep(3.0)
     last = reading()
     rate = (last[0] - first[0]) / (last[1] - first[1])
+    print(f"\ncontroller updates per simulated second: {rate:.1f} (load average {os.getloadavg()[0]:.2f})")
     # One update per 1 kHz joint_states sample, never more. A machine busy with other work (load 8 on the
     # 2-core development VM) delays the controller past some samples, whose updates are skipped (it takes the
     # newest state): 0.6-0.97 kHz seen there, the old sim-time timer gave 0.46-0.53 kHz on a quieter machine.
@@ -264,7 +265,7 @@ def action(graph, probe):
     assert client.wait_for_server(timeout_sec=15)
     probe.listen("/joint_states_throttle", JointState)
     yield client
-    client.destroy()
+    probe.destroy(client)
 
 
 def arm_positions(probe) -> np.ndarray:
@@ -405,7 +406,7 @@ def bag_joint_positions(bag: Path) -> dict[int, np.ndarray]:
     return positions
 
 
-def test_the_trajectory_agrees_with_the_standalone_runtime(graph, record_property):
+def test_the_trajectory_agrees_with_the_standalone_runtime(graph, probe, record_property):
     from space_robot_runtime.simulation_run import SimulationRun
     from space_robot_scenario import DEFAULT_SCENARIO, load_scenario
 
@@ -427,6 +428,12 @@ def test_the_trajectory_agrees_with_the_standalone_runtime(graph, record_propert
           f"{len(common)} common samples ({common[0] / 1e9:.3f}-{common[-1] / 1e9:.3f} s)")
     moving = [k for k in common if 1.0e9 <= k <= 6.0e9]
     assert moving and np.abs(reference[moving[-1]] - reference[moving[0]]).max() > 0.5    # the arm did move
+    # The loop closes as in the runtime only if the trajectory reached the controller before its start time
+    # (header.stamp, 50 ms after publication): one that arrives later starts at arrival, behind the runtime's by the
+    # delay (~1e-2 rad per few ms). A machine loaded by other work delays it (seen at load ~8 on 2 cores, Humble and
+    # Jazzy alike): the controller's diagnostics say so, and that is the failure then, not the agreement.
+    goals = values(probe.statuses("controller: goals")[-1])
+    assert goals["trajectories_started_late"] == "0", (goals, os.getloadavg())
     assert worst < AGREEMENT
 
 
