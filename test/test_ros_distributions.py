@@ -74,3 +74,16 @@ def test_the_bag_metadata_version_is_one_both_distributions_read():
     """rosbag2 reads metadata up to version 8 in Humble and 9 in Jazzy; 9 writes offered_qos_profiles as a YAML list
     that Humble cannot read."""
     assert BAG_METADATA_VERSION == 8
+
+
+def test_package_xml_declares_every_message_package_the_nodes_use(used_types):
+    """A ROS user's rosdep installs what package.xml declares: every message package on the nodes' topics (and the
+    action's) is an exec_depend, under both distributions alike. intera_core_msgs is the real Sawyer's, which only
+    its launch needs (README, The real Sawyer)."""
+    import re
+    from pathlib import Path
+
+    declared = set(re.findall(r"<exec_depend>([\w]+)</exec_depend>",
+                              (Path(__file__).resolve().parents[1] / "package.xml").read_text()))
+    used = {t.split("/")[0] for t in used_types} - {"intera_core_msgs"}
+    assert used <= declared, sorted(used - declared)
