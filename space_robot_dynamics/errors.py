@@ -1,4 +1,4 @@
-"""Errors raised on bad input. Each message names the offending field (rule 5 of DEVELOPERS.md)."""
+"""Errors raised on bad input. Each message names the offending field and the file or argument it came from."""
 
 
 class SpaceRobotError(ValueError):

@@ -3,7 +3,7 @@ with the tool's name, SIGINT and SIGTERM as a stop request (interruption.py), an
 
 The tools (space-robot-sim and space-robot-plot in cli.py, space-robot-identify, space-robot-campaign) each
 keep their parser, their body and their exit statuses. What they share is here so that it is said the same way
-by each: bad input is the body's to catch and say in one line (DEVELOPERS.md), and an exception that escapes
+by each: bad input is the body's to catch and say in one line naming the field, and an exception that escapes
 the body anyway is a bug, said as one: its traceback, then one line asking for a report, and exit status 4,
 which every tool's help text reserves for it. This module loads no NumPy: space-robot-identify sets
 OPENBLAS_NUM_THREADS before NumPy loads, after importing it.
