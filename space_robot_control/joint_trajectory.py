@@ -6,9 +6,14 @@ Semantics (those of ros2_controllers' joint_trajectory_controller, where they ap
   partial goals are allowed, in which case the missing joints hold their start position.
 - A point is (positions, velocities or None, accelerations or None, time_from_start in s). An empty list
   counts as None, as ROS leaves unused fields empty; missing rates are zero at that knot.
-- time_from_start is relative to the trajectory start (start_time; now when absent or already past) and
-  strictly increasing. The first point may sit at 0 s only if it matches the current positions within the
-  start tolerance (MoveIt sends the current state as its first point); it is then merged into the start.
+- time_from_start is relative to the trajectory start (start_time = header.stamp; now when absent) and
+  strictly increasing. A stamp already past on arrival keeps its time base, as joint_trajectory_controller's
+  (trajectory.cpp: the points are reached at stamp + time_from_start): the points already past are skipped and
+  the motion runs from the current state to the next point at its stamped time; a trajectory whose last point
+  is already past is rejected (JTC's "ends in the past"). (JTC would sample between two past points at once,
+  a jump; here the reference stays continuous.) The first point may sit at 0 s only if it matches the current
+  positions within the start tolerance (MoveIt sends the current state as its first point); it is then merged
+  into the start.
 - The motion starts from the current state: measured positions and velocities, and the acceleration of
   the reference being followed (zero when holding), so the commanded acceleration does not jump. A start
   in the future holds the current positions at rest until then.
@@ -69,12 +74,16 @@ class TrajectoryReport:
 
     time_scale: factor applied to all times (1.0: followed as commanded). duration (s): from the start to
     the last point, after scaling. start_time (s): when the motion starts. message: what was done and why.
+    late (s): how long after its header.stamp the goal arrived (0 when on time or unstamped); skipped: the
+    points already past then.
     """
 
     time_scale: float
     duration: float
     start_time: float
     message: str
+    late: float = 0.0
+    skipped: int = 0
 
 
 @dataclass
@@ -230,18 +239,27 @@ class JointTrajectoryFollower:
 
         joint_names, points: as trajectory_msgs/JointTrajectory (points as TrajectoryPoint or 4-tuples).
         now (s): current time; positions (rad), velocities (rad/s): measured, in the configured order.
-        start_time (s): header.stamp; None or a past time means now.
+        start_time (s): header.stamp; None means now; a past stamp keeps its time base (module docstring).
         Raises CommandError naming the field (the current reference is then kept unchanged).
         """
         n = len(self.joint_names)
         q0 = checked_vector(positions, n, "state.positions")
         v0 = checked_vector(velocities, n, "state.velocities")
         now = _finite_number(now, "now")
-        start = now if start_time is None else max(now, _finite_number(start_time, "start_time"))
+        stamp = now if start_time is None else _finite_number(start_time, "start_time")
+        start = max(now, stamp)
         columns = self._columns(joint_names)
         times, knots_q, knots_v, knots_a = self._read_points(points, len(columns), columns, q0)
         self._check_positions(knots_q, q0)
         offset = 0                    # index of the first point that ends a segment (1 when points[0] merges)
+        late = now - stamp if stamp < now else 0.0
+        if late > 0.0:                # the points keep their stamped times, counted from now
+            times = times - late
+            offset = int(np.count_nonzero(times <= 0.0))
+            if offset == len(times):
+                raise CommandError("header.stamp", f"the trajectory ended {-times[-1]:.6g} s before it arrived "
+                                                   f"(stamp {stamp:.6g} s + last time_from_start < now {now:.6g} s)")
+            times, knots_q, knots_v, knots_a = times[offset:], knots_q[offset:], knots_v[offset:], knots_a[offset:]
         a0 = self.sample(now).accelerations if (self._plan is not None or self._hold is not None) else np.zeros(n)
         if start > now:               # held at rest at the current positions until the start
             v0, a0 = np.zeros(n), np.zeros(n)
@@ -271,7 +289,7 @@ class JointTrajectoryFollower:
             raise CommandError("points", f"cannot meet the limits by time scaling (the start state is fixed): {why}")
         self._plan = plan
         self._set_hold(plan.final.copy())
-        return TrajectoryReport(scale, float(plan.times[-1] - start), start, message)
+        return TrajectoryReport(scale, float(plan.times[-1] - start), start, message, late, offset if late else 0)
 
     # ---- helpers ----------------------------------------------------------------------------
     def _columns(self, joint_names) -> list[int]:

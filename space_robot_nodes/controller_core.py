@@ -69,7 +69,7 @@ class ControllerCore(NodeCore):
         self._goal_events: list[tuple[int, str]] = []   # (level, message) since the last report
         self.goals_accepted = 0
         self.goals_rejected = 0
-        self.trajectories_started_late = 0      # accepted after their header.stamp: started at arrival, behind
+        self.trajectories_late = 0      # accepted after their header.stamp (see _apply_trajectory)
         self.last_goal_message = ""
         self.state_errors = 0
         self.last_state_error = ""
@@ -218,13 +218,15 @@ class ControllerCore(NodeCore):
             return
         self.goals_accepted += 1
         self.cartesian_active = False
-        late = report.start_time - start if start is not None else 0.0
-        if late > self.period:
-            # A stamp already past on arrival (joint_trajectory_controller's rule: it starts now): the motion runs
-            # `late` s behind the one planned, e.g. a message delayed by a loaded machine or a planner's stale stamp.
-            self.trajectories_started_late += 1
-            self._goal_event(cv.WARN, f"trajectory accepted ({report.duration:.3f} s) {late:.3f} s after its start "
-                                      f"time (header.stamp {start:.3f} s): it starts now; {report.message}")
+        if report.late > self.period:
+            # A stamp already past on arrival (a message delayed by a loaded machine, a planner's stale stamp): the
+            # points keep their stamped times (joint_trajectory_controller's rule), so the way to the first one
+            # left is shorter than planned by `late`.
+            self.trajectories_late += 1
+            self._goal_event(cv.WARN, f"trajectory accepted {report.late:.3f} s after its start time (header.stamp "
+                                      f"{start:.3f} s): its points keep their stamped times, {report.skipped} "
+                                      f"already past skipped, the motion to the next one starts now "
+                                      f"({report.duration:.3f} s to the last); {report.message}")
         else:
             self._goal_event(cv.OK, f"trajectory accepted ({report.duration:.3f} s): {report.message}")
         self.trajectory_action.preempt(f"preempted by a trajectory on {self.config.trajectory}")
@@ -428,7 +430,7 @@ class ControllerCore(NodeCore):
             "no goal received: holding the first measured pose"
         out = self.output
         goal_values = [("goals_accepted", self.goals_accepted), ("goals_rejected", self.goals_rejected),
-                       ("trajectories_started_late", self.trajectories_started_late)]
+                       ("trajectories_late", self.trajectories_late)]
         if out is not None:
             goal_values += [("trajectory_active", out.trajectory_active),
                             ("tracking_error_max_rad", out.tracking_error_max),

@@ -95,6 +95,26 @@ def test_future_start_holds_until_then():
     assert np.allclose(f.sample(3.0).positions, [0.5, 0.0, 0.0])
 
 
+def test_a_past_stamp_keeps_its_time_base_and_skips_the_points_already_past():
+    """joint_trajectory_controller's rule (trajectory.cpp): the points are reached at header.stamp +
+    time_from_start whenever the goal arrives; here the ones already past are skipped and the reference runs
+    from the current state to the next one (continuous: no jump to a point between two past ones)."""
+    points = [([0.05, 0.0, 0.0], None, None, 1.0), ([0.1, 0.02, 0.0], None, None, 2.0),
+              ([0.12, 0.02, 0.05], None, None, 3.0)]
+    f = follower()
+    report = f.set_trajectory(NAMES, points, 1.5, np.zeros(3), np.zeros(3), start_time=0.25)    # 1.25 s late
+    assert report.late == pytest.approx(1.25) and report.skipped == 1 and report.time_scale == 1.0
+    assert report.start_time == 1.5 and report.duration == pytest.approx(1.75)
+    assert np.allclose(f.sample(1.5).positions, 0.0)                   # from the current state ...
+    assert np.allclose(f.sample(2.25).positions, [0.1, 0.02, 0.0])     # ... to points[1] at its stamped time
+    assert np.allclose(f.sample(3.25).positions, [0.12, 0.02, 0.05]) and not f.sample(3.3).active
+    on_time = follower()
+    assert on_time.set_trajectory(NAMES, points, 0.0, np.zeros(3), np.zeros(3), start_time=0.25).late == 0.0
+    with pytest.raises(CommandError) as err:                          # ended before it arrived: rejected
+        follower().set_trajectory(NAMES, points, 3.5, np.zeros(3), np.zeros(3), start_time=0.25)
+    assert err.value.field == "header.stamp" and "ended 0.25 s before it arrived" in str(err.value)
+
+
 def test_partial_goals_hold_the_missing_joints_when_allowed():
     with pytest.raises(CommandError) as err:
         follower().set_trajectory(["j1"], [([0.3], None, None, 2.0)], 0.0, np.zeros(3), np.zeros(3))

@@ -209,6 +209,7 @@ class RclpyHost:
         self._encoders = {topic: encoder_for(msgtype) or partial(_rosbags_bytes, self.typestore.serialize_cdr,
                                                                  typename=msgtype)
                           for topic, msgtype in self._msgtypes.items()}
+        core.types.prepare_codecs([i.msgtype for i in self.inputs] + list(self._msgtypes.values()))
         core.attach(self._publish, self.now, self.wanted)
 
     # ---- plumbing --------------------------------------------------------------------------------

@@ -429,11 +429,14 @@ def test_the_trajectory_agrees_with_the_standalone_runtime(graph, probe, record_
     moving = [k for k in common if 1.0e9 <= k <= 6.0e9]
     assert moving and np.abs(reference[moving[-1]] - reference[moving[0]]).max() > 0.5    # the arm did move
     # The loop closes as in the runtime only if the trajectory reached the controller before its start time
-    # (header.stamp, 50 ms after publication): one that arrives later starts at arrival, behind the runtime's by the
-    # delay (~1e-2 rad per few ms). A machine loaded by other work delays it (seen at load ~8 on 2 cores, Humble and
-    # Jazzy alike): the controller's diagnostics say so, and that is the failure then, not the agreement.
+    # (header.stamp, 50 ms after publication). One that arrives later keeps its stamped times but starts from the
+    # state at arrival, ~1e-3 rad off the runtime's per few ms. Seen on a quiet machine under Jazzy (53 ms: the
+    # player and the controller each generated the JointTrajectory CDR code at its first message, ~25 ms each;
+    # node_host now does that before simulated time starts) and on a machine loaded by other work (load 6-8 on 2
+    # cores, both distributions): the controller's diagnostics say so, and that is the failure then.
     goals = values(probe.statuses("controller: goals")[-1])
-    assert goals["trajectories_started_late"] == "0", (goals, os.getloadavg())
+    warnings = [s.message for s in probe.statuses("controller: goals") if s.level == DiagnosticStatus.WARN]
+    assert goals["trajectories_late"] == "0", (warnings, goals, os.getloadavg(), worst)
     assert worst < AGREEMENT
 
 
