@@ -228,7 +228,8 @@ class ControllerCore(NodeCore):
                                       f"already past skipped, the motion to the next one starts now "
                                       f"({report.duration:.3f} s to the last); {report.message}")
         else:
-            self._goal_event(cv.OK, f"trajectory accepted ({report.duration:.3f} s): {report.message}")
+            ahead = f", {start - self.now():.3f} s before its start time" if start is not None else ""
+            self._goal_event(cv.OK, f"trajectory accepted ({report.duration:.3f} s{ahead}): {report.message}")
         self.trajectory_action.preempt(f"preempted by a trajectory on {self.config.trajectory}")
 
     def _apply_force_motion_joints(self, msg) -> None:
