@@ -149,7 +149,7 @@ def _study(path: Path, args, interruption) -> int:
         SIM.say(f"study {path.stem} {exc} by {interruption.name}; nothing written")
         return interruption.exit_status
     report(outcome)
-    return EXIT_OK if outcome.summary["requirements_met"] else EXIT_REQUIREMENTS
+    return EXIT_REQUIREMENTS if outcome.summary["requirements_met"] is False else EXIT_OK
 
 
 def _figure(value, unit: str, digits: str = ".3g") -> str:

@@ -28,7 +28,8 @@ fixed base, a bearing, gravity), wheel figures without wheels. The file is stric
 Requirements: each says whether it was met (true/false) or could not be evaluated (null, with the reason):
 the `final_*` ones describe the end of the motion, so they are evaluated only when the run reached the end
 of the scenario's trajectory goal and was not interrupted; `max_attitude_error` holds over whatever ran.
-`requirements_met` is false when one was not met, null when none failed but some could not be evaluated.
+`requirements_met` is false when one was not met, null when none failed but some could not be evaluated; a time
+limit not reached is not evaluated when the run ended before it (requirement_verdicts.py).
 """
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_nodes.conversions import LEVEL_NAMES
 from space_robot_scenario import Scenario
 
+from .requirement_verdicts import overall, unreached_time_limit
 from .run_trace import RunTrace
 
 
@@ -209,7 +211,7 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
         if req is not None:
             summary["requirements"] = _requirements(summary, req, status, goal_end_time)
             verdicts = [c["met"] for c in summary["requirements"].values()]
-            summary["requirements_met"] = False if False in verdicts else None if None in verdicts else True
+            summary["requirements_met"] = overall(verdicts)
     return summary
 
 
@@ -357,6 +359,10 @@ def flexible_figures(trace: RunTrace) -> dict:
     }
 
 
+# time limits judged only when the run lasted until their end (requirement_verdicts.py): name -> what is awaited
+TIME_LIMITED = {"max_detumble_time": "detumbled", "settling_time_s": "settled"}
+
+
 def _requirements(summary: dict, req, status: RunStatus, goal_end_time: float | None) -> dict:
     """name -> {value, limit, met (true/false/null), applies, not_evaluated_because}."""
     final_reached = None
@@ -407,8 +413,9 @@ def _requirements(summary: dict, req, status: RunStatus, goal_end_time: float | 
             continue
         if isinstance(limit, bool):
             met = None if blocked is not None else bool(value == limit)
-        elif name in ("max_detumble_time", "settling_time_s") and blocked is None and value is None:
-            met = False               # not detumbled (not settled) by the end of a complete run
+        elif name in TIME_LIMITED and blocked is None and value is None:      # not detumbled (not settled)
+            origin = (summary.get("grasp_time_s") or 0.0) if name == "max_detumble_time" else 0.0   # s
+            met, blocked = unreached_time_limit(limit, origin, status.simulated_time, TIME_LIMITED[name])
         else:
             met = None if blocked is not None or value is None else bool(value <= limit)
         out[name] = {"value": value, "limit": limit, "met": met, "applies": applies,
