@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from space_robot_dynamics.config_reader import parse_yaml
-from space_robot_dynamics.errors import SpaceRobotError
+from space_robot_dynamics.errors import ConfigError, SpaceRobotError
 from space_robot_runtime.command_line import EXIT_INTERNAL, CommandLine  # noqa: F401 - this tool's status 4
 from space_robot_scenario import find_scenario, load_scenario, parse_overrides, shipped_scenarios
 
@@ -96,12 +96,17 @@ def sim_main(argv: list[str] | None = None) -> int:
 def _simulate(args, interruption) -> int:
     from space_robot_runtime.output_directory import OutputDirectory
     from space_robot_runtime.simulation_run import SimulationRun
-    from space_robot_runtime.study_run import find_study
+    from space_robot_runtime.study_run import find_study, shipped_studies
 
     study = find_study(args.scenario)
     if study is not None:
         return _study(study, args, interruption)
     try:
+        try:
+            find_scenario(args.scenario)
+        except ConfigError as exc:          # name what --help lists: the studies too
+            raise ConfigError(exc.field, f"{exc.problem}; or a thesis study: {', '.join(shipped_studies())}",
+                              exc.source) from exc
         scenario = load_scenario(args.scenario, parse_overrides(args.set))
         run = SimulationRun(scenario)
         duration = scenario.duration if args.duration is None else args.duration
@@ -214,7 +219,11 @@ def _plot(args) -> int:
                      momentum_conserved=info.get("momentum_conserved", True), capture=info.get("capture"),
                      force_motion=info.get("force_motion"))
     t, angle = trace.attitude_error()
-    print(json.dumps({"samples": len(t), "max_attitude_error_rad": float(angle.max()) if len(angle) else None}))
+    said = {"samples": len(t), "max_attitude_error_rad": float(angle.max()) if len(angle) else None}
+    if not len(t):          # null with its reason, as summary.json's notes
+        said["notes"] = [f"bus attitude: none in this bag (no base odometry: a fixed-base model; "
+                         f"{len(trace.arm_positions)} joint_states samples plotted)"]
+    print(json.dumps(said))
     for path in paths:
         print(f"plot {path}")
     return EXIT_OK

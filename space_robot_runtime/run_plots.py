@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from .run_trace import RunTrace
 
@@ -50,7 +51,9 @@ def _drift_axis(ax, t: np.ndarray, drift: np.ndarray, label: str) -> None:
     if zeros:
         text = "exactly 0 at every sample" if not positive.any() else \
             f"exactly 0 at {zeros} of {len(drift)} samples (not drawn on the log axis)"
-        ax.text(0.01, 0.95, text, transform=ax.transAxes, va="top", fontsize="small")
+        # as a legend entry placed where the curve is not ("best"): a fixed spot could cover the data
+        ax.legend([Line2D([], [], linestyle="none")], [text], loc="best", handlelength=0, handletextpad=0,
+                  fontsize="small")
     ax.set_ylabel(label)
     ax.grid(True)
 

@@ -83,11 +83,14 @@ class Scenario:
     capture_goal: CaptureGoal | None = None
     gripper_goals: tuple = ()       # GripperGoal, by time
     cartesian_goals: tuple = ()     # CartesianGoal, by time (a capture's Cartesian approach)
+    own_overrides: tuple = ()       # the given overrides of the scenario's own entries, as applied (field set)
 
     def initial_state(self, system: SystemModel) -> tuple[np.ndarray, np.ndarray]:
-        """(q0, v0) for `system` from the scenario's initial_state section (validated against the model)."""
+        """(q0, v0) for `system` from the scenario's initial_state section (validated against the model; an error
+        in an entry a --set gave names the --set, as read_scenario's do)."""
         reader = ConfigReader(self.initial_state_data, self.source, "initial_state")
-        return read_initial_state(reader, system)
+        with blamed(list(self.own_overrides)):
+            return read_initial_state(reader, system)
 
 
 def shipped_scenarios() -> list[str]:
@@ -121,7 +124,7 @@ def read_scenario(reader: ConfigReader, overrides=None) -> Scenario:
         reader = ConfigReader(data, reader.source, reader.path, reader.directory)
     with blamed(own):
         scenario = _read_sections(reader, given, own)
-    return replace(scenario, given_overrides=tuple(given))
+    return replace(scenario, given_overrides=tuple(given), own_overrides=tuple(own))
 
 
 def _read_sections(reader: ConfigReader, given: list[Override], own: list[Override]) -> Scenario:

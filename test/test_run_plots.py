@@ -41,14 +41,33 @@ def test_a_huge_limit_keeps_titles_short_and_limits_are_labelled(monkeypatch, tm
     assert "requirement (0.0573 deg)" in labels
 
 
+def notes(ax) -> list[str]:
+    legend = ax.get_legend()
+    return [t.get_text() for t in ax.texts] + ([t.get_text() for t in legend.get_texts()] if legend else [])
+
+
 def test_exact_zero_drift_is_said_not_drawn_at_a_floor(monkeypatch, tmp_path):
     figures = figures_of(monkeypatch, tmp_path, trace_with(wheels=False, drift=False))
     linear, angular = figures["momentum_drift.png"].axes
-    assert [t.get_text() for t in angular.texts] == ["exactly 0 at every sample"]
+    assert notes(angular) == ["exactly 0 at every sample"]
     assert not angular.lines                              # nothing drawn at 1e-18 pretending to be data
     figures = figures_of(monkeypatch, tmp_path, trace_with(wheels=False, drift=True))
     linear = figures["momentum_drift.png"].axes[0]
-    assert [t.get_text() for t in linear.texts] == ["exactly 0 at 1 of 50 samples (not drawn on the log axis)"]
+    assert notes(linear) == ["exactly 0 at 1 of 50 samples (not drawn on the log axis)"]
+
+
+def test_the_zero_count_note_does_not_cover_the_curve(monkeypatch, tmp_path):
+    """The note sat at the top left of the axes, over a drift that starts high (momentum_drift.png of the demo)."""
+    trace = trace_with(wheels=False, drift=False)
+    trace.momentum_linear = type(trace.momentum_linear)()
+    for k in range(50):
+        trace.momentum_linear.add(0.01 * k, np.array([0.0 if k % 7 == 0 else 1e-12 / (1 + k), 0.0, 0.0]))
+    figure = figures_of(monkeypatch, tmp_path, trace)["momentum_drift.png"]
+    figure.canvas.draw()
+    linear = figure.axes[0]
+    note = linear.get_legend().get_window_extent()
+    points = linear.lines[0].get_transform().transform(linear.lines[0].get_xydata())
+    assert not note.count_contains(points), "the note covers the curve"
 
 
 def test_the_joint_legend_is_outside_the_axes(monkeypatch, tmp_path):

@@ -106,15 +106,30 @@ def test_plot_rereads_the_bag(short_run, tmp_path, capsys):
     for name in PLOT_NAMES:
         assert (tmp_path / name).is_file()
     printed = json.loads(capsys.readouterr().out.splitlines()[0])
-    assert printed["samples"] == 31
+    assert printed["samples"] == 31 and "notes" not in printed
+
+
+def test_plot_of_a_fixed_base_bag_says_why_it_has_no_attitude(tmp_path, capsys):
+    """It printed {"samples": 0, "max_attitude_error_rad": null} and no word."""
+    out = tmp_path / "sawyer"
+    assert sim_main(["sawyer_lab", "--duration", "0.05", "--out", str(out), "--no-plots"] + QUIET) == EXIT_OK
+    capsys.readouterr()
+    assert plot_main([str(out / "bag"), "--out", str(tmp_path / "plots")]) == 0
+    printed = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert printed["max_attitude_error_rad"] is None
+    assert "no base odometry" in printed["notes"][0] and "joint_states samples plotted" in printed["notes"][0]
 
 
 @pytest.mark.parametrize("args, message", [
     (["no_such_scenario"], "no such file"),
+    (["no_such_scenario"], "or a thesis study: hubble_adaptive, thesis_force_motion"),     # as --help lists them
     (["--set", "controller.controller.modes=[spin]"], "--set controller.controller.modes=[spin]: controller.modes[0]: "
                                                       "must be one of"),
     (["--set", "gains=3"], "--set gains=3: gains: unknown key"),
     (["--set", "=3"], "is not KEY=VALUE"),
+    # checked against the model after loading: it named the scenario file before
+    (["--set", "initial_state.target.angular_velocty=[0,0,0.01]"],
+     "--set initial_state.target.angular_velocty=[0,0,0.01]: initial_state.target.angular_velocty: unknown key"),
     (["--duration", "0.0005"], "duration: must be a positive whole number of steps"),
     (["--duration", "nan"], "argument --duration: must be a finite number of seconds > 0"),
     (["--duration", "inf"], "argument --duration: must be a finite number of seconds > 0"),
