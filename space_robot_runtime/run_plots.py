@@ -79,13 +79,15 @@ def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_lim
         # log scale: a held attitude sits orders of magnitude below its requirement
         degrees = np.degrees(angle)
         positive = degrees > 0
-        ax.semilogy(t[positive], degrees[positive], label="bus attitude error")
+        ax.semilogy(t[positive], degrees[positive], label="bus attitude error" if trace.setpoint is not None
+                    else "bus rotation from its initial attitude")
         if attitude_limit is not None:
             ax.axhline(np.degrees(attitude_limit), color="r", linestyle="--",
                        label=f"requirement ({_number(np.degrees(attitude_limit))} deg)")
         ax.set_xlabel("time (s)")
-        ax.set_ylabel("angle from setpoint (deg)")
-        ax.set_title(f"{title}: bus attitude (base_link vs setpoint, world frame)")
+        reference = "setpoint" if trace.setpoint is not None else "initial attitude"     # (no setpoint received)
+        ax.set_ylabel(f"angle from {reference} (deg)")
+        ax.set_title(f"{title}: bus attitude (base_link vs {reference}, world frame)")
         ax.legend(loc="lower right")
         ax.grid(True)
         paths.append(_save(figure, out / PLOT_NAMES[0]))

@@ -157,9 +157,18 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
         goal = trace.goal_positions if trace.goal_positions is not None else \
             np.array([system.joint_angle(q_initial, n) for n in arm])
     goal_error = q_arm - goal
+    # open loop (`controller: null`, no goal sent): nothing holds the initial pose, so it is no goal
+    open_loop = scenario.controller is None
+    if open_loop and trace.goal_positions is None and scenario_goal(scenario, arm) is None:
+        arm = []
+        notes.append("final goal error: none (open loop: no controller and no trajectory goal in this scenario)")
     t_att, attitude = trace.attitude_error()
     if not len(attitude):
         notes.append("bus attitude: none (no floating bus with odometry in this model)")
+    elif open_loop and trace.setpoint is None:
+        attitude = np.zeros(0)
+        notes.append("bus attitude error: none (open loop: no controller and no attitude setpoint in this scenario; "
+                     "base_attitude.png shows the rotation from the initial attitude)")
     conserved = momentum_conserved(system)
     _t, dp, dl = trace.momentum_drift()
     if not conserved:
@@ -179,7 +188,7 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
         **status.to_dict(),
         "duration_s": float(trace.arm_positions.t[-1]) if len(trace.arm_positions) else status.simulated_time,
         "final_goal_error_rad": float(np.max(np.abs(goal_error))) if len(arm) else None,
-        "final_goal_error_per_joint_rad": dict(zip(arm, goal_error.tolist())),
+        "final_goal_error_per_joint_rad": dict(zip(arm, goal_error.tolist())) if len(arm) else None,
         "max_attitude_error_rad": float(np.max(attitude)) if len(attitude) else None,
         "final_attitude_error_rad": float(attitude[-1]) if len(attitude) else None,
         "max_attitude_error_deg": float(np.degrees(np.max(attitude))) if len(attitude) else None,
@@ -197,8 +206,13 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
         summary.update(flexible_figures(trace))
     if system.grasp is not None:
         rate = scenario.evaluation.detumble_rate if scenario.evaluation is not None else 1.0e-3
-        summary.update(capture_figures(trace, rate, spin))
-        if summary["grasped"] and not summary["capture"]["released"]:
+        figures = capture_figures(trace, rate, spin)
+        if capture_in_use(scenario, figures):
+            summary.update(figures)
+        else:               # a gripper nobody used: no capture figures (nothing where a feature is absent)
+            notes.append("capture: none (the model has a gripper, but this scenario neither closes it nor touches "
+                         "the target)")
+        if summary.get("grasped") and not summary["capture"]["released"]:
             # the trajectory goal is the approach's; holding the target, the arm goes where the detumble takes it
             summary["final_goal_error_rad"], summary["final_goal_error_per_joint_rad"] = None, None
             notes.append(f"final goal error: none (the arm holds the target from the grasp at "
@@ -209,13 +223,27 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
         summary["pregrasp"] = pregrasp_errors(system, q_final, scenario)
         req = scenario.evaluation.requirements
         if req is not None:
-            summary["requirements"] = _requirements(summary, req, status, goal_end_time)
+            closes = [g.at for g in scenario.gripper_goals if g.close]
+            summary["requirements"] = _requirements(summary, req, status, goal_end_time,
+                                                    min(closes) if closes else None)
             verdicts = [c["met"] for c in summary["requirements"].values()]
             summary["requirements_met"] = overall(verdicts)
     return summary
 
 
 RESIDUAL_WINDOW = 1.0      # s: the residual vibration is read over the last second of a run
+# requirements that need the capture figures
+CAPTURE_REQUIREMENTS = ("grasped", "max_momentum_change_across_grasp", "max_detumble_time", "max_peak_grasp_force",
+                        "max_peak_grasp_torque")
+
+
+def capture_in_use(scenario: Scenario, figures: dict) -> bool:
+    """Whether a run's capture figures say anything: the scenario commands the gripper (a capture or gripper
+    goals) or states a capture requirement, or the gripper touched or held the target."""
+    req = scenario.evaluation.requirements if scenario.evaluation is not None else None
+    return bool(scenario.capture_goal is not None or scenario.gripper_goals or figures["grasped"]
+                or figures["capture"]["contact_events"]
+                or (req is not None and any(getattr(req, k) is not None for k in CAPTURE_REQUIREMENTS)))
 
 
 def capture_figures(trace: RunTrace, detumble_rate: float, wheel_spin_inertia: np.ndarray) -> dict:
@@ -363,8 +391,10 @@ def flexible_figures(trace: RunTrace) -> dict:
 TIME_LIMITED = {"max_detumble_time": "detumbled", "settling_time_s": "settled"}
 
 
-def _requirements(summary: dict, req, status: RunStatus, goal_end_time: float | None) -> dict:
-    """name -> {value, limit, met (true/false/null), applies, not_evaluated_because}."""
+def _requirements(summary: dict, req, status: RunStatus, goal_end_time: float | None,
+                  first_close: float | None = None) -> dict:
+    """name -> {value, limit, met (true/false/null), applies, not_evaluated_because}. first_close (s): when the
+    scenario first commands the gripper to close (a run that ends before cannot judge `grasped`)."""
     final_reached = None
     if not status.complete:
         final_reached = f"the run is incomplete ({status.stopped_by}) at {status.simulated_time:.3f} s"
@@ -379,7 +409,8 @@ def _requirements(summary: dict, req, status: RunStatus, goal_end_time: float | 
         "final_tracking_error": (summary["final_goal_error_rad"], req.final_tracking_error, "end of the motion",
                                  final_reached or held),
         "max_attitude_error": (attitude, req.max_attitude_error, "whole run",
-                               None if attitude is not None else "no floating bus in this model"),
+                               None if attitude is not None else
+                               next(n for n in summary["notes"] if n.startswith("bus attitude"))),
         "final_pregrasp_distance": (summary["pregrasp"]["distance_m"], req.final_pregrasp_distance,
                                     "end of the motion", final_reached),
         "final_pregrasp_angle": (summary["pregrasp"]["angle_rad"], req.final_pregrasp_angle, "end of the motion",
@@ -388,8 +419,13 @@ def _requirements(summary: dict, req, status: RunStatus, goal_end_time: float | 
     if "grasped" in summary:          # a model with a grasp (capture_figures)
         no_grasp = None if summary["grasped"] else "no grasp closed in this run"
         incomplete = f"the run is incomplete ({status.stopped_by})" if not status.complete else None
+        early = None
+        if first_close is not None and status.simulated_time < first_close and not summary["grasped"]:
+            early = (f"the run ended at {status.simulated_time:.3f} s, before the gripper is commanded to close "
+                     f"({first_close:.3f} s); run at least that long")
         checks.update({
-            "grasped": (summary["grasped"], req.grasped, "whole run", incomplete if not summary["grasped"] else None),
+            "grasped": (summary["grasped"], req.grasped, "whole run",
+                        (incomplete or early) if not summary["grasped"] else None),
             "max_momentum_change_across_grasp": (summary["momentum_change_across_grasp"],
                                                  req.max_momentum_change_across_grasp, "the grasp impulse", no_grasp),
             "max_detumble_time": (summary["detumble_time_s"], req.max_detumble_time, "from the grasp",
@@ -400,10 +436,16 @@ def _requirements(summary: dict, req, status: RunStatus, goal_end_time: float | 
         })
     if "settling_time_s" in summary:     # hybrid force/motion (force_motion_figures)
         why = summary["force_motion"].get("not_evaluated_because")
+        # the force at the end of a run shorter than the settling limit is the transient's, not the settled one
+        settle_by = req.settling_time_s if req.settling_time_s is not None else summary["thesis_settling_time_s"]
+        transient = None
+        if settle_by is not None and status.simulated_time < settle_by - 1e-9 and summary["settling_time_s"] is None:
+            transient = (f"the run ended at {status.simulated_time:.3f} s, unsettled and before the settling limit "
+                         f"({settle_by:.4g} s): its end is still the transient; run at least that long")
         checks.update({
             "settling_time_s": (summary["settling_time_s"], req.settling_time_s, "whole run", why),
             "final_force_error_n": (summary["final_force_error_n"], req.final_force_error_n, "end of the run",
-                                    why or final_reached),
+                                    why or final_reached or transient),
             "max_lyapunov_increase": (summary.get("max_lyapunov_increase"), req.max_lyapunov_increase,
                                       "every control update", why),
         })
@@ -414,8 +456,11 @@ def _requirements(summary: dict, req, status: RunStatus, goal_end_time: float | 
         if isinstance(limit, bool):
             met = None if blocked is not None else bool(value == limit)
         elif name in TIME_LIMITED and blocked is None and value is None:      # not detumbled (not settled)
-            origin = (summary.get("grasp_time_s") or 0.0) if name == "max_detumble_time" else 0.0   # s
-            met, blocked = unreached_time_limit(limit, origin, status.simulated_time, TIME_LIMITED[name])
+            if name == "max_detumble_time" and summary["capture"].get("released"):
+                met = False           # let go: it will not be detumbled by this grasp, however long the run
+            else:
+                origin = (summary.get("grasp_time_s") or 0.0) if name == "max_detumble_time" else 0.0   # s
+                met, blocked = unreached_time_limit(limit, origin, status.simulated_time, TIME_LIMITED[name])
         else:
             met = None if blocked is not None or value is None else bool(value <= limit)
         out[name] = {"value": value, "limit": limit, "met": met, "applies": applies,

@@ -46,7 +46,7 @@ def test_a_capture_cut_short_after_the_grasp_leaves_its_detumble_time_unjudged()
     summary = {"final_goal_error_rad": None, "max_attitude_error_rad": 0.01,
                "pregrasp": {"distance_m": 0.0, "angle_rad": 0.0}, "grasped": True, "grasp_time_s": 11.5,
                "momentum_change_across_grasp": 1e-9, "detumble_time_s": None, "peak_grasp_force_n": 10.0,
-               "peak_grasp_torque_nm": 1.0}
+               "peak_grasp_torque_nm": 1.0, "capture": {"released": False}}
 
     def detumble(run_end):
         req = SimpleNamespace(**limits, max_detumble_time=60.0)
@@ -54,3 +54,5 @@ def test_a_capture_cut_short_after_the_grasp_leaves_its_detumble_time_unjudged()
     short = detumble(20.0)
     assert short["met"] is None and "71.500 s" in short["not_evaluated_because"]
     assert detumble(80.0)["met"] is False             # lasted past grasp + 60 s and still tumbling: not met
+    summary["capture"]["released"] = True
+    assert detumble(20.0)["met"] is False             # let go of the target: never detumbled by this grasp
