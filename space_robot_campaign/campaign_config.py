@@ -197,7 +197,13 @@ class Campaign:
                                         for k, v in p.distribution.arguments.items()}},
                                     "scaled_by": p.scaled_by} for p in self.parameters},
             "figures": list(self.figures),
+            "run_order": RUN_ORDER,
         }
+
+
+# how run_plan.py numbers the runs: part of a campaign's identity, so that a directory started under another
+# numbering is not resumed with this one (runs would be repeated or left out)
+RUN_ORDER = "cells (list case x grid point) fastest, then samples"
 
 
 def value_kind(values) -> str:

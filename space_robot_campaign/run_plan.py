@@ -1,7 +1,9 @@
 """The runs of a campaign: each run's parameter values, seed and --set overrides, from its index alone.
 
 Run r of a campaign with C list cases, G grid points (the product of the grid parameters' values, the last
-one varying fastest) and S samples is case r // (G S), grid point (r // S) mod G, sample r mod S.
+one varying fastest) and S samples is cell r mod (C G) - case cell // G, grid point cell mod G - and sample
+r // (C G): the cells vary fastest, so the first C G runs visit every case and grid point once and any first N
+runs (--runs N, a quick look) spread over the whole declared space instead of one corner of it.
 
 Seeds: the run's seed is the first 32-bit word of numpy's SeedSequence(campaign seed, spawn_key=(r,)); each
 random parameter is drawn from its own stream SeedSequence(campaign seed, spawn_key=(r, crc32(name))). So a
@@ -49,8 +51,7 @@ def run_values(campaign: Campaign, index: int) -> dict:
     """Parameter name -> value of run `index` (0 <= index < campaign.total_runs)."""
     if not 0 <= index < campaign.total_runs:
         raise IndexError(f"run {index} is not in 0..{campaign.total_runs - 1}")
-    samples, grid_points = campaign.samples, campaign.grid_points
-    case, point = index // (grid_points * samples), (index // samples) % grid_points
+    case, point = divmod(index % (campaign.cases * campaign.grid_points), campaign.grid_points)
     grid_index = {}
     for p in reversed(campaign.grid_parameters):          # the last grid parameter varies fastest
         point, grid_index[p.name] = divmod(point, len(p.values))

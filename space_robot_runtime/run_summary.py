@@ -15,12 +15,13 @@ never from the controller's own claims:
   joint's deflection, and their values over the last second of the run: the residual vibration);
 - a scenario with a comparison run: the differences of comparison.py (run by simulation_run.py);
 - a model with a grasp whose gripper the run uses (capture_in_use: a capture or gripper goal, a capture
-  requirement, or contact; otherwise a note and nothing else) (docs/contact.md sec. 11), from grasp/state (the simulator's figures, peaks over every
-  physics step), the odometries and joint_states: `grasped`, `grasp_time_s`, `momentum_change_across_grasp`
-  (the largest relative change of total linear or angular momentum across the grasp), `detumble_time_s` (from the
-  grasp to the instant from which the bus's and the target's angular rates and every arm joint's rate stay below
-  evaluation.detumble_rate to the end of the run; null if they do not), `peak_grasp_force_n`,
-  `peak_grasp_torque_nm`, and a `capture` section (impulse, energy taken, largest loop drift, wheel momentum).
+  requirement, or contact; otherwise a note and nothing else) (docs/contact.md sec. 11), from grasp/state (the
+  simulator's figures, peaks over every physics step), the odometries and joint_states: `grasped`, `grasp_time_s`,
+  `momentum_change_across_grasp` (the largest relative change of total linear or angular momentum across the
+  grasp), `detumble_time_s` (from the grasp to the instant from which the bus's and the target's angular rates and
+  every arm joint's rate stay below evaluation.detumble_rate to the end of the run; null if they do not),
+  `peak_grasp_force_n`, `peak_grasp_torque_nm`, and a `capture` section (impulse, energy taken, largest loop
+  drift, wheel momentum).
 
 A figure that does not apply to the model is null (with a line in `notes` saying why), never NaN: the
 bus attitude of a fixed-base arm, the momentum drift of a system that exchanges momentum with the world (a
