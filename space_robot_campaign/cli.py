@@ -26,6 +26,20 @@ EXIT_STATUS_HELP = """exit status:
        report written; --resume runs the missing ones"""
 
 
+def runnable(command: str, search_path: str | None = None) -> str:
+    """A report's `space-robot-sim ...` command as the user can paste it here: the report keeps the bare name
+    (portable), the terminal gets this install's script by its path when the name is not found on PATH (a venv
+    not activated, as after `make install`). search_path: PATH to look in (default the environment's)."""
+    import shlex
+    import shutil
+
+    name = "space-robot-sim"
+    script = Path(sys.executable).parent / name
+    if not command.startswith(name + " ") or shutil.which(name, path=search_path) or not script.is_file():
+        return command
+    return shlex.quote(str(script)) + command[len(name):]
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -134,7 +148,7 @@ def _campaign(args, interruption) -> int:
     print(f"  table {result.table}" + (f"\n  csv {result.csv}" if result.csv else ""))
     print(f"  report {result.report_files[1]}")
     for worst in report["worst_runs"][:1]:
-        print(f"  worst run {worst['run']} ({worst['outcome']}): {worst['command']}")
+        print(f"  worst run {worst['run']} ({worst['outcome']}): {runnable(worst['command'])}")
     if result.interrupted:
         missing = result.requested - result.recorded
         CAMPAIGN.say(f"interrupted by {result.interrupted}: {missing} run(s) missing; the finished runs are in the "

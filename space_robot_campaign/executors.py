@@ -15,6 +15,7 @@ run is a task asking for one CPU, `workers` (default: the cluster's CPUs) runs a
 """
 from __future__ import annotations
 
+import logging
 import os
 from collections import deque
 
@@ -22,6 +23,8 @@ from .run_plan import RunSpec
 from .run_task import failed_row, run_one
 
 LOCAL_OBJECT_STORE_BYTES = 96 * 1024 * 1024     # Ray's minimum is ~75 MB; its default (30 % of RAM) is far more
+# the logger of Ray's notice that a local cluster uses token authentication (Ray >= 2.5x, every start)
+RAY_TOKEN_NOTICE_LOGGER = "ray._private.authentication.authentication_token_setup"
 IN_FLIGHT_PER_WORKER = 2                         # queued tasks per worker, so a worker never waits for the driver
 
 
@@ -85,6 +88,11 @@ class RayExecutor:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         try:
             if self.local:
+                # Ray >= 2.5x turns token authentication on by default for a local cluster (a token generated once
+                # in ~/.ray/auth_token) and warns on every start that it did: an information, not a problem, so it
+                # is not shown (docs/campaigns.md says so). Setting RAY_AUTH_MODE here instead would come too late:
+                # Ray reads it at import.
+                logging.getLogger(RAY_TOKEN_NOTICE_LOGGER).setLevel(logging.ERROR)
                 workers = workers or default_workers()
                 ray.init(num_cpus=workers, include_dashboard=False, object_store_memory=LOCAL_OBJECT_STORE_BYTES,
                          log_to_driver=False, logging_level="WARNING")

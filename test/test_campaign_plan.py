@@ -148,3 +148,20 @@ def test_keep_bags_selections(text, failed, every, runs):
 def test_bad_keep_bags_selections_name_the_option(text):
     with pytest.raises(ConfigError, match=r"^--keep-bags: .* is not 'failed', 'all', a run index or a range"):
         BagSelection.parse(text)
+
+
+def test_the_terminal_gives_a_reproducing_command_that_runs_without_an_activated_venv(tmp_path):
+    """The worst run's command printed a bare `space-robot-sim`, not found outside the activated venv; the report
+    keeps the bare name, the terminal names this install's script when PATH lacks it."""
+    import sys
+    from pathlib import Path
+
+    from space_robot_campaign.cli import runnable
+
+    command = "space-robot-sim servicer_pregrasp --set duration=1"
+    script = Path(sys.executable).parent / "space-robot-sim"
+    if not script.is_file():
+        pytest.skip(f"no space-robot-sim beside {sys.executable} (not an installed environment)")
+    empty = str(tmp_path)                                               # a PATH without it
+    assert runnable(command, search_path=empty) == f"{script} servicer_pregrasp --set duration=1"
+    assert runnable(command, search_path=str(script.parent)) == command     # on PATH: the bare name
