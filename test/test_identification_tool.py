@@ -114,13 +114,24 @@ def test_multi_start_on_noise_free_datasets_only(tmp_path, capsys):
 
 
 def test_a_fit_of_the_main_case_that_does_not_converge_exits_1(tmp_path, capsys):
-    """Nelder-Mead stopped after 30 evaluations: the outputs are written, the last lines name the fits."""
+    """Nelder-Mead stopped after 30 evaluations: the outputs are written; one line says how many fits stopped and
+    what that means, one per group names them, and the result comes last (the alarms came last before)."""
     config = write_config(tmp_path, changed([("methods", ["nelder_mead"]), ("synthetic_data/noise/seeds", []),
                                              ("multi_start/count", 1),
                                              ("fit", {"nelder_mead": {"max_evaluations": 30}})]))
-    status, _, err = run([config, "--out", tmp_path / "out", "--no-progress", "--no-plots"], capsys)
-    assert status == 1
-    assert "fit not converged: problem offset noise seed None nelder_mead" in err
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-u", "-c", "import sys; from space_robot_identification.tool.cli import "
+                           "identify_main; sys.exit(identify_main())", str(config), "--out", str(tmp_path / "out"),
+                           "--no-progress", "--no-plots"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=300)                   # one stream, in the order a terminal shows it
+    said = done.stdout
+    assert done.returncode == 1, said
+    assert "1 of 1 fits stopped before converging: their estimates are the last iterate" in said
+    assert "the headline case" in said and "is among them (exit status 1)" in said
+    assert "nelder_mead (noise seeds noise-free)" in said
+    assert said.index("stopped before converging") < said.index("  summary /"), said      # the result last
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["results"][0]["success"] is False and summary["results"][0]["evaluations"] <= 31
 

@@ -154,13 +154,30 @@ def _identify(args, interruption) -> int:
 
     (output.staging / "summary.json").write_text(to_json(summary))
     final = output.commit({"config": str(config.source), "complete": True})
-    _report(summary, final)
     failed = [r for r in study.records if not r["success"]]
-    for r in failed:
-        IDENTIFY.say(f"fit not converged: {r['problem']} {r['case']} noise seed {r['noise_seed']} {r['method']}: "
-                     f"{r['message']}")
     main_case = summary["headline_case"]
+    _say_unconverged(failed, len(study.records), main_case)
+    _report(summary, final)              # the result last
     return EXIT_NOT_CONVERGED if any(r["case"] == main_case for r in failed) else EXIT_OK
+
+
+def _say_unconverged(failed: list, total: int, main_case: str) -> None:
+    """The fits that stopped before converging, grouped (one line per problem, case, method and reason, with its
+    noise seeds), and what that means for the result: such a fit's estimate is its last iterate; it is kept in
+    summary.json (success false) and counted in that case's spread."""
+    if not failed:
+        return
+    groups: dict[tuple, list] = {}
+    for r in failed:
+        groups.setdefault((r["problem"], r["case"], r["method"], r["message"]), []).append(r["noise_seed"])
+    headline = any(r["case"] == main_case for r in failed)
+    IDENTIFY.say(f"{len(failed)} of {total} fits stopped before converging: their estimates are the last iterate, "
+                 f"kept in summary.json with success false; "
+                 + (f"the headline case {main_case} is among them (exit status {EXIT_NOT_CONVERGED})" if headline
+                    else f"the headline case {main_case} is not among them"))
+    for (problem, case, method, message), seeds in groups.items():
+        named = ", ".join("noise-free" if s is None else str(s) for s in seeds)
+        IDENTIFY.say(f"  {problem} {case} {method} (noise seeds {named}): {message}")
 
 
 def _summary(config, study, args, wall_time: float) -> dict:
