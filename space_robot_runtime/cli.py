@@ -217,6 +217,7 @@ def _plot(args) -> int:
     paths = plot_run(trace, out, info.get("scenario", args.bag.name), attitude_limit=info.get("attitude_limit"),
                      wheel_max_speed=info.get("wheel_max_speed"),
                      momentum_conserved=info.get("momentum_conserved", True), capture=info.get("capture"),
+                     momentum_axes=info.get("momentum_axes"),
                      force_motion=info.get("force_motion"))
     t, angle = trace.attitude_error()
     said = {"samples": len(t), "max_attitude_error_rad": float(angle.max()) if len(angle) else None}

@@ -60,7 +60,8 @@ def _drift_axis(ax, t: np.ndarray, drift: np.ndarray, label: str) -> None:
 
 def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_limit: float | None = None,
              wheel_max_speed: float | None = None, momentum_conserved: bool = True, comparison=None,
-             capture: dict | None = None, force_motion: dict | None = None) -> list[Path]:
+             capture: dict | None = None, force_motion: dict | None = None,
+             momentum_axes: dict | None = None) -> list[Path]:
     """Write the plots that apply to the run into out_dir; returns their paths. Limits (rad, rad/s) are
     drawn when given. Not drawn: the bus attitude without a floating bus, the wheels without wheels, the
     momentum drift when momentum is not conserved (momentum_conserved False: a fixed base, gravity), the
@@ -121,11 +122,15 @@ def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_lim
         _finish(ax, "wheel speed relative to the bus (rad/s)", f"{title}: reaction wheels{limit_note}")
         paths.append(_save(figure, out / PLOT_NAMES[2]))
 
-    t, dp, dl = trace.momentum_drift()
-    if momentum_conserved and len(t):
+    # the conserved components (momentum_conservation.py; a bag of an older release says only whether all are)
+    axes = momentum_axes if momentum_axes is not None else \
+        {"linear": None, "angular": None, "components": "all"} if momentum_conserved else None
+    t, dp, dl = trace.momentum_drift(axes["linear"], axes["angular"]) if axes else (np.zeros(0),) * 3
+    if axes and len(t):
         figure, (ax_p, ax_l) = _figure(2)
         _drift_axis(ax_p, t, dp, "|p - p(0)| (kg m/s)")
-        ax_p.set_title(f"{title}: total momentum drift (world frame, L about the system CoM)")
+        which = "" if axes["components"] == "all" else f"; {axes['components']}"
+        ax_p.set_title(f"{title}: total momentum drift (world frame, L about the system CoM{which})")
         _drift_axis(ax_l, t, dl, "|L - L(0)| (kg m^2/s)")
         ax_l.set_xlabel("time (s)")
         paths.append(_save(figure, out / PLOT_NAMES[3]))

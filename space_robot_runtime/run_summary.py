@@ -47,6 +47,7 @@ from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_nodes.conversions import LEVEL_NAMES
 from space_robot_scenario import Scenario
 
+from .momentum_conservation import conserved_momentum, momentum_conserved  # noqa: F401 - re-exported
 from .requirement_verdicts import overall, unreached_time_limit
 from .run_trace import RunTrace
 
@@ -112,15 +113,6 @@ def wheel_spin_inertia(system: SystemModel) -> np.ndarray:
     return np.array(out)
 
 
-def momentum_conserved(system: SystemModel) -> bool:
-    """Whether total linear and angular momentum are constants of the motion: every subtree floats freely
-    (free-flyer base, or rigidly mounted on a frame of another subtree: a captured target on the hand) and there
-    is no gravity; the actuators (joint torques, wheels) are internal. A base fixed to the world, an air-bearing
-    pivot, gravity or base thrusters exchange momentum with the outside world."""
-    free = all(s.config.base_joint == "free_flyer" or s.config.mount_frame for s in system.subtrees)
-    return free and not np.any(np.asarray(system.config.gravity, float)) and system.base_thrusters is None
-
-
 def pregrasp_errors(system: SystemModel, q: np.ndarray, scenario: Scenario) -> dict:
     ev = scenario.evaluation
     model, data = system.model, system.model.createData()
@@ -171,11 +163,16 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
         attitude = np.zeros(0)
         notes.append("bus attitude error: none (open loop: no controller and no attitude setpoint in this scenario; "
                      "base_attitude.png shows the rotation from the initial attitude)")
-    conserved = momentum_conserved(system)
-    _t, dp, dl = trace.momentum_drift()
-    if not conserved:
+    conserved = conserved_momentum(system)
+    if conserved is None:
         notes.append("momentum drift: none (momentum is exchanged with the outside world: a fixed or pivoting "
-                     "base, gravity or base thrusters)")
+                     "base, base thrusters, or gravity across a bearing plane)")
+        dp = dl = np.zeros(0)
+    else:
+        _t, dp, dl = trace.momentum_drift(conserved["linear"], conserved["angular"])
+        if conserved["components"] != "all":
+            notes.append(f"momentum drift: of the conserved components only, {conserved['components']} "
+                         f"(momentum_conservation.py)")
     spin = wheel_spin_inertia(system)
     speeds = v_final[system.wheel_v] if len(system.wheel_v) else np.zeros(0)
     _tw, wheel_history = trace.wheel_speeds.arrays()
@@ -195,7 +192,8 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
         "final_attitude_error_rad": float(attitude[-1]) if len(attitude) else None,
         "max_attitude_error_deg": float(np.degrees(np.max(attitude))) if len(attitude) else None,
         "momentum_drift": {"max_linear_kg_m_s": float(np.max(dp)) if len(dp) else 0.0,
-                           "max_angular_kg_m2_s": float(np.max(dl)) if len(dl) else 0.0} if conserved else None,
+                           "max_angular_kg_m2_s": float(np.max(dl)) if len(dl) else 0.0,
+                           "components": conserved["components"]} if conserved else None,
         "wheel_momentum_Nms": dict(zip(system.wheel_joints, (spin * speeds).tolist())),
         "wheel_speed_rad_s": dict(zip(system.wheel_joints, speeds.tolist())),
         "max_wheel_speed_fraction": max_speed_fraction,

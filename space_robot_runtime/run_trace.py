@@ -251,13 +251,19 @@ class RunTrace:
         world_t = np.array([_rotate(q, w) for q, w in zip(q_t[i_t], w_t[i_t])])
         return common, np.linalg.norm(world_t - world_b, axis=1)
 
-    def momentum_drift(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """|p(t) - p(0)| (kg m/s) and |L(t) - L(0)| (kg m^2/s)."""
+    def momentum_drift(self, linear_axes=None, angular_axes=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """|p(t) - p(0)| (kg m/s) and |L(t) - L(0)| (kg m^2/s), of the components along the rows of linear_axes
+        and angular_axes when given (orthonormal, world frame: momentum_conservation.py's conserved ones)."""
         t, p = self.momentum_linear.arrays()
         _, angular = self.momentum_angular.arrays()
         if len(t) == 0:
             return t, np.zeros(0), np.zeros(0)
-        return t, np.linalg.norm(p - p[0], axis=1), np.linalg.norm(angular - angular[0], axis=1)
+        dp, dl = p - p[0], angular - angular[0]
+        if linear_axes is not None:
+            dp = dp @ np.asarray(linear_axes, float).T
+        if angular_axes is not None:
+            dl = dl @ np.asarray(angular_axes, float).T
+        return t, np.linalg.norm(dp, axis=1), np.linalg.norm(dl, axis=1)
 
 
 def _latest(times: np.ndarray, at: np.ndarray) -> np.ndarray:

@@ -43,10 +43,11 @@ from space_robot_scenario.capture_plan import with_capture_plan
 from .bag_recorder import BagRecorder
 from .comparison import ComparisonResult, compare
 from .interruption import Interruption
+from .momentum_conservation import conserved_momentum, momentum_conserved
 from .output_directory import OutputDirectory
 from .progress_bar import ProgressBar
 from .robot_state_publisher import RobotStatePublisherCore
-from .run_summary import RunStatus, momentum_conserved, summarize, to_json, wheel_spin_inertia
+from .run_summary import RunStatus, summarize, to_json, wheel_spin_inertia
 from .run_trace import INFO_KEY, ROLES_KEY, STATUS_KEY, RunTrace, TopicRoles
 
 BAG_DIRECTORY = "bag"
@@ -296,6 +297,7 @@ class SimulationRun:
                 paths = plot_run(trace, staging, self.scenario.name, attitude_limit=info["attitude_limit"],
                                  wheel_max_speed=info["wheel_max_speed"],
                                  momentum_conserved=info["momentum_conserved"], comparison=self.comparison,
+                                 momentum_axes=info["momentum_axes"],
                                  capture=info.get("capture"), force_motion=info.get("force_motion"))
                 result.plots = [p.name for p in paths]
             except Exception as exc:  # noqa: BLE001 - the bag and summary stand without plots: keep them
@@ -316,7 +318,8 @@ class SimulationRun:
                 "wheel_joints": list(self.system.wheel_joints), "dt": self.graph.tick,
                 "attitude_limit": req.max_attitude_error if req is not None else None,
                 "wheel_max_speed": float(np.max(wheels)) if len(wheels) and np.all(np.isfinite(wheels)) else None,
-                "momentum_conserved": momentum_conserved(self.system), **self._capture_info(),
+                "momentum_conserved": momentum_conserved(self.system),
+                "momentum_axes": conserved_momentum(self.system), **self._capture_info(),
                 **self._force_motion_info()}
 
     def _force_motion_info(self) -> dict:
