@@ -24,8 +24,9 @@ never from the controller's own claims:
   drift, wheel momentum).
 
 A figure that does not apply to the model is null (with a line in `notes` saying why), never NaN: the
-bus attitude of a fixed-base arm, the momentum drift of a system that exchanges momentum with the world (a
-fixed base, a bearing, gravity), wheel figures without wheels. The file is strict JSON (`to_json`).
+bus attitude of a fixed-base arm, the momentum drift of a system none of whose momentum components is conserved
+(a fixed base, a pivot, thrusters; on a bearing plane or under gravity, the drift of the conserved components:
+momentum_conservation.py), wheel figures without wheels. The file is strict JSON (`to_json`).
 
 Requirements: each says whether it was met (true/false) or could not be evaluated (null, with the reason):
 the `final_*` ones describe the end of the motion, so they are evaluated only when the run reached the end
