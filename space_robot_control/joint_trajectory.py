@@ -252,7 +252,7 @@ class JointTrajectoryFollower:
         times, knots_q, knots_v, knots_a = self._read_points(points, len(columns), columns, q0)
         self._check_positions(knots_q, q0)
         offset = 0                    # index of the first point that ends a segment (1 when points[0] merges)
-        late = now - stamp if stamp < now else 0.0
+        late = max(0.0, now - stamp)  # s after its stamp that the goal arrived
         if late > 0.0:                # the points keep their stamped times, counted from now
             times = times - late
             offset = int(np.count_nonzero(times <= 0.0))

@@ -103,11 +103,11 @@ def _simulate(args, interruption) -> int:
         return _study(study, args, interruption)
     try:
         try:
-            find_scenario(args.scenario)
+            path = find_scenario(args.scenario)
         except ConfigError as exc:          # name what --help lists: the studies too
             raise ConfigError(exc.field, f"{exc.problem}; or a thesis study: {', '.join(shipped_studies())}",
                               exc.source) from exc
-        scenario = load_scenario(args.scenario, parse_overrides(args.set))
+        scenario = load_scenario(path, parse_overrides(args.set))
         run = SimulationRun(scenario)
         duration = scenario.duration if args.duration is None else args.duration
         run.ticks_for(duration)

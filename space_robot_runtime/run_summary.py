@@ -147,14 +147,14 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
     notes = []
     arm = list(system.arm_joints)
     q_arm = np.array([system.joint_angle(q_final, n) for n in arm])
-    goal = scenario_goal(scenario, arm)       # the scenario's goal, even if the run ended before it was sent
+    goal = given = scenario_goal(scenario, arm)    # the scenario's goal, even if the run ended before it was sent
     if goal is None:
         goal = trace.goal_positions if trace.goal_positions is not None else \
             np.array([system.joint_angle(q_initial, n) for n in arm])
     goal_error = q_arm - goal
     # open loop (`controller: null`, no goal sent): nothing holds the initial pose, so it is no goal
     open_loop = scenario.controller is None
-    if open_loop and trace.goal_positions is None and scenario_goal(scenario, arm) is None:
+    if open_loop and trace.goal_positions is None and given is None:
         arm = []
         notes.append("final goal error: none (open loop: no controller and no trajectory goal in this scenario)")
     t_att, attitude = trace.attitude_error()
