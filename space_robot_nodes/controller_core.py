@@ -65,6 +65,11 @@ class ControllerCore(NodeCore):
         self.updates = 0
         self.commands_published = 0
         self.skipped = 0                  # control periods without a usable state
+        # control periods that never ran: under ROS 2 the control timer follows the joint_states stamps and runs
+        # once however many periods they jumped (timer_schedule.py), i.e. state samples that arrived while the
+        # node was busy and were superseded by newer ones (0 in the lockstep runtime)
+        self.missed_periods = 0
+        self._last_control: float | None = None
         self._pending_trajectory = None
         self._goal_events: list[tuple[int, str]] = []   # (level, message) since the last report
         self.goals_accepted = 0
@@ -299,6 +304,9 @@ class ControllerCore(NodeCore):
 
     # ---- control ---------------------------------------------------------------------------------
     def control(self, now: float) -> None:
+        if self._last_control is not None:
+            self.missed_periods += max(0, round((now - self._last_control) / self.period) - 1)
+        self._last_control = now
         for error in self.state.update():      # a rejected message leaves that part's last value (and age)
             self._state_error(error)
         if self.state.age(now) > self.config.state_timeout:
@@ -408,7 +416,8 @@ class ControllerCore(NodeCore):
         age = self.state.age(now)
         state_values = [("ready", self.state.ready), ("age_s", age if np.isfinite(age) else -1.0),
                         ("state_timeout_s", self.config.state_timeout), ("updates", self.updates),
-                        ("skipped_periods", self.skipped), ("state_errors", self.state_errors),
+                        ("missed_periods", self.missed_periods), ("skipped_periods", self.skipped),
+                        ("state_errors", self.state_errors),
                         ("last_state_error", self.last_state_error)]
         if self._state_errors_since_report:
             level, message = cv.ERROR, f"rejected {self._state_errors_since_report} state message(s): " \

@@ -135,3 +135,20 @@ def test_a_trajectory_arriving_after_its_start_time_keeps_its_times_and_says_so(
     assert cv.level_of(on_time) == cv.OK and "after its start time" not in on_time.message
     assert controller.trajectories_late == 1
     assert dict((kv.key, kv.value) for kv in on_time.values)["trajectories_late"] == "1"
+
+
+def test_control_periods_the_clock_jumped_over_are_counted_as_missed(servicer_target, controller_config):
+    """Under ROS 2 the control timer follows the joint_states stamps and runs once per jump (timer_schedule.py):
+    the periods jumped over are state samples the node never acted on, reported as missed_periods."""
+    from space_robot_nodes.timer_schedule import TimerSchedule
+
+    graph, _sim, probe, controller = closed_loop(servicer_target, controller_config)
+    graph.run_ticks(101)
+    assert controller.missed_periods == 0 and controller.updates == 101      # lockstep: every period
+    alone = ControllerCore(TYPES, ServicerController(servicer_target, controller_config), CTL)
+    alone.attach(lambda *_: None, lambda: 0.0, lambda _topic: True)
+    control = [t for t in alone.timers if t.name == "control"]
+    schedule = TimerSchedule(control, 0.0)
+    for now in (0.0, 0.001, 0.004, 0.010, 0.0105, 0.011):     # jumps of 1, 3, 6 periods, then half a period
+        schedule.run(now)
+    assert alone.missed_periods == 2 + 5

@@ -94,6 +94,12 @@ class Probe:
         return [status for msg in self.messages("/diagnostics", since) for status in msg.status
                 if status.name == name]
 
+    def stamped_statuses(self, name: str, since: float = 0.0) -> list:
+        """(header stamp in s, DiagnosticStatus) of the entries named `name`: the stamp is the publishing node's
+        time of the report, so two reports of one node give its own rates without the skew of arrival times."""
+        return [(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, status)
+                for msg in self.messages("/diagnostics", since) for status in msg.status if status.name == name]
+
     def close(self) -> None:
         self._running = False
         self._thread.join(5)

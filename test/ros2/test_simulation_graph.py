@@ -27,7 +27,7 @@ from control_msgs.action import FollowJointTrajectory  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
 from geometry_msgs.msg import PoseStamped, Vector3, Wrench, WrenchStamped  # noqa: E402
 from rclpy.action import ActionClient, get_action_names_and_types  # noqa: E402
-from rclpy.qos import DurabilityPolicy, ReliabilityPolicy  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from ros2_probe import values  # noqa: E402
 from ros2_processes import RosCommand, launch_exits, tracebacks, wait_until  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
@@ -45,9 +45,13 @@ OUR_NODES = {"dynamics": "dynamics", "controller": "controller", "monitor": "hol
 ARM = [f"right_j{i}" for i in range(7)]
 RECORDED = ["/joint_states", "/base/odom", "/clock", "/tf", "/tf_static", "/robot_description", "/diagnostics",
             "/holonomy/status"]
-# the agreement the lockstep over ROS 2 gives when the controller answers every state within one step; a
-# missed step (the command one step late) costs ~1e-5 rad, a trajectory started a few ms off ~1e-2 rad
+# The joint trajectory of the graph against the lockstep runtime: when the controller answers every state within
+# one step, and when it missed some (missed_periods: each holds a command one step longer). Measured with misses:
+# 6e-6 rad quiet (22 % of the samples missed: the graph's 8 processes share 2 cores), 1.3e-4 rad at load 5.6.
+# A trajectory started a few ms off costs ~1e-2 rad (3.6e-2 seen): both bounds catch it.
 AGREEMENT = 1e-4             # rad
+AGREEMENT_WITH_MISSES = 1e-3  # rad
+CONTROL_RATE = 1000.0        # Hz: config/controller.yaml controller.rate, the joint_states rate of nodes.yaml
 
 
 class Graph:
@@ -183,20 +187,34 @@ def test_clock_follows_real_time_at_its_configured_rate(graph, probe):
     assert (stamps[-1] - stamps[0]) / wall == pytest.approx(1.0, abs=0.1)   # paced at real time
 
 
-def test_the_controller_updates_on_every_state_sample(graph, probe):
-    def reading():
-        state = probe.statuses("controller: state")[-1]
-        return float(values(state)["updates"]), sim_time(probe)
+def controller_counts(probe, until: float = math.inf) -> tuple[float, dict[str, float]]:
+    """The controller's last "controller: state" report stamped at or before `until` (s): its stamp and its
+    update counters."""
+    stamp, status = [(t, s) for t, s in probe.stamped_statuses("controller: state") if t <= until][-1]
+    found = values(status)
+    return stamp, {key: float(found[key]) for key in ("updates", "missed_periods", "skipped_periods")}
 
-    first = reading()
+
+def test_the_controller_updates_on_every_state_sample(graph, probe):
+    """One update per 1 kHz joint_states sample, never more; a sample the controller was too busy to take before
+    the next one superseded it is counted in missed_periods, so every period is accounted for. Counted between two
+    of the controller's own reports (their stamps: no skew between two nodes' reports)."""
+    first_stamp, first = controller_counts(probe)
     time.sleep(3.0)
-    last = reading()
-    rate = (last[0] - first[0]) / (last[1] - first[1])
-    print(f"\ncontroller updates per simulated second: {rate:.1f} (load average {os.getloadavg()[0]:.2f})")
-    # One update per 1 kHz joint_states sample, never more. A machine busy with other work (load 8 on the
-    # 2-core development VM) delays the controller past some samples, whose updates are skipped (it takes the
-    # newest state): 0.6-0.97 kHz seen there, the old sim-time timer gave 0.46-0.53 kHz on a quieter machine.
-    assert 500.0 <= rate <= 1005.0, (rate, os.getloadavg())
+    last_stamp, last = controller_counts(probe)
+    periods = (last_stamp - first_stamp) * CONTROL_RATE
+    delta = {key: last[key] - first[key] for key in first}
+    load = os.getloadavg()[0]
+    print(f"\ncontroller over {periods:.0f} periods: {delta['updates']:.0f} updates, {delta['missed_periods']:.0f} "
+          f"missed, {delta['skipped_periods']:.0f} without a state (load average {load:.2f})")
+    assert periods > 500                                                    # simulated time ran meanwhile
+    assert sum(delta.values()) == pytest.approx(periods, abs=0.5)           # each period: one update or counted
+    assert delta["skipped_periods"] == 0                                    # the state never went stale
+    # How many samples the controller takes is the machine's capacity: ~0.76-0.93 of them on the quiet 2-core
+    # development VM, where the graph's own 8 processes keep both cores busy. On a machine loaded beyond twice
+    # its cores by other work the figure says nothing about this code (it is printed above).
+    if load < 2 * (os.cpu_count() or 1):
+        assert delta["updates"] >= 0.5 * periods, (delta, load)
 
 
 # ---- parameters --------------------------------------------------------------------------------------
@@ -439,7 +457,23 @@ def test_the_trajectory_agrees_with_the_standalone_runtime(graph, probe, record_
     goals = values(probe.statuses("controller: goals")[-1])
     warnings = [s.message for s in probe.statuses("controller: goals") if s.level == DiagnosticStatus.WARN]
     assert goals["trajectories_late"] == "0", (warnings, goals, os.getloadavg(), worst)
-    assert worst < AGREEMENT
+    # A state sample the controller missed (too busy: missed_periods) holds its previous command one step longer
+    # than the runtime does: the graph is then a slightly different closed loop (see AGREEMENT_WITH_MISSES).
+    _stamp, counts = controller_counts(probe, until=SCENARIO_TIME)
+    print(f"control periods the controller missed in the scenario's {SCENARIO_TIME:.0f} s: "
+          f"{counts['missed_periods']:.0f} (load average {os.getloadavg()[0]:.2f})")
+    assert worst < (AGREEMENT if counts["missed_periods"] == 0 else AGREEMENT_WITH_MISSES)
+
+
+def settle_until_steady(count, timeout: float, quiet: float = 1.0) -> None:
+    """Until count() has not changed for `quiet` s (or `timeout` s pass)."""
+    deadline = time.monotonic() + timeout
+    last, since = count(), time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - since < quiet:
+        time.sleep(0.1)
+        now = count()
+        if now != last:
+            last, since = now, time.monotonic()
 
 
 # ---- Ctrl-C, then the recorded bag -------------------------------------------------------------------
@@ -471,7 +505,10 @@ def test_the_live_bag_reads_back_with_the_ros2_cli_and_rosbag2_py(graph, probe, 
     assert counts["/joint_states"] > 0.8 * SCENARIO_TIME * 1000
     recorded = bag_joint_positions(graph.bag)
     assert len(recorded) == counts["/joint_states"]          # rosbag2_py reads them all
-    probe.listen("/joint_states", JointState, 100)
+    # A history as deep as the bag: the middleware queues what the probe's Python callbacks have not yet taken
+    # (with depth 100 a loaded machine's probe kept only 1277 of the 7520 replayed at 4 kHz)
+    probe.listen("/joint_states", JointState, QoSProfile(depth=len(recorded) + 100,
+                                                         reliability=ReliabilityPolicy.RELIABLE))
     start = time.monotonic()
     play = RosCommand(["ros2", "bag", "play", "-s", "mcap", "-r", "4.0", str(graph.bag)], tmp_path / "play.log",
                       ros_env)
@@ -479,11 +516,15 @@ def test_the_live_bag_reads_back_with_the_ros2_cli_and_rosbag2_py(graph, probe, 
         assert play.wait(90) == 0, play.output()[-2000:]
     finally:
         play.kill()
+    settle_until_steady(lambda: len(probe.messages("/joint_states", since=start)), 30.0)
     replayed = {m.header.stamp.sec * 10**9 + m.header.stamp.nanosec: m for m in
                 probe.messages("/joint_states", since=start)}
     probe.forget("/joint_states")
-    # the recorded messages come back (a Python subscriber keeps up with part of 4 kHz), over the whole bag
-    assert len(replayed) > 0.2 * len(recorded) and set(replayed) <= set(recorded)
+    print(f"\nreplayed {len(replayed)} of the bag's {len(recorded)} joint_states (load average "
+          f"{os.getloadavg()[0]:.2f})")
+    # the recorded messages come back, over the whole bag (the player publishes reliably; a few may still be
+    # lost to a machine too busy to serve the middleware)
+    assert len(replayed) > 0.9 * len(recorded) and set(replayed) <= set(recorded)
     assert (max(replayed) - min(replayed)) > 0.9 * (max(recorded) - min(recorded))
     some = min(replayed)
     assert list(replayed[some].position[:7]) == pytest.approx(list(recorded[some]), abs=0.0)
