@@ -142,7 +142,7 @@ def test_control_periods_the_clock_jumped_over_are_counted_as_missed(servicer_ta
     the periods jumped over are state samples the node never acted on, reported as missed_periods."""
     from space_robot_nodes.timer_schedule import TimerSchedule
 
-    graph, _sim, probe, controller = closed_loop(servicer_target, controller_config)
+    graph, _sim, _probe, controller = closed_loop(servicer_target, controller_config)
     graph.run_ticks(101)
     assert controller.missed_periods == 0 and controller.updates == 101      # lockstep: every period
     alone = ControllerCore(TYPES, ServicerController(servicer_target, controller_config), CTL)

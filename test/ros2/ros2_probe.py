@@ -91,8 +91,7 @@ class Probe:
 
     def statuses(self, name: str, since: float = 0.0) -> list:
         """DiagnosticStatus entries named `name` heard on /diagnostics (listen to it first)."""
-        return [status for msg in self.messages("/diagnostics", since) for status in msg.status
-                if status.name == name]
+        return [status for _stamp, status in self.stamped_statuses(name, since)]
 
     def stamped_statuses(self, name: str, since: float = 0.0) -> list:
         """(header stamp in s, DiagnosticStatus) of the entries named `name`: the stamp is the publishing node's

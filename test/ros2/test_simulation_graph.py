@@ -51,7 +51,6 @@ RECORDED = ["/joint_states", "/base/odom", "/clock", "/tf", "/tf_static", "/robo
 # A trajectory started a few ms off costs ~1e-2 rad (3.6e-2 seen): both bounds catch it.
 AGREEMENT = 1e-4             # rad
 AGREEMENT_WITH_MISSES = 1e-3  # rad
-CONTROL_RATE = 1000.0        # Hz: config/controller.yaml controller.rate, the joint_states rate of nodes.yaml
 
 
 class Graph:
@@ -195,14 +194,17 @@ def controller_counts(probe, until: float = math.inf) -> tuple[float, dict[str, 
     return stamp, {key: float(found[key]) for key in ("updates", "missed_periods", "skipped_periods")}
 
 
-def test_the_controller_updates_on_every_state_sample(graph, probe):
+def test_the_controller_updates_on_every_state_sample(graph, probe, share_dir):
     """One update per 1 kHz joint_states sample, never more; a sample the controller was too busy to take before
     the next one superseded it is counted in missed_periods, so every period is accounted for. Counted between two
     of the controller's own reports (their stamps: no skew between two nodes' reports)."""
+    from space_robot_control.controller_config import load_controller_config
+
+    control_rate = load_controller_config(share_dir / "config" / "controller.yaml").rate      # Hz
     first_stamp, first = controller_counts(probe)
     time.sleep(3.0)
     last_stamp, last = controller_counts(probe)
-    periods = (last_stamp - first_stamp) * CONTROL_RATE
+    periods = (last_stamp - first_stamp) * control_rate
     delta = {key: last[key] - first[key] for key in first}
     load = os.getloadavg()[0]
     print(f"\ncontroller over {periods:.0f} periods: {delta['updates']:.0f} updates, {delta['missed_periods']:.0f} "
