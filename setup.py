@@ -107,10 +107,10 @@ setup(
     tests_require=["pytest"],
     entry_points={
         "console_scripts": [
-            "space-robot-sim = space_robot_runtime.cli:sim_main",
-            "space-robot-plot = space_robot_runtime.cli:plot_main",
-            "space-robot-identify = space_robot_identification.tool.cli:identify_main",
-            "space-robot-campaign = space_robot_campaign.cli:main",
+            "space-robot-sim = space_robot_runtime.console_scripts:space_robot_sim",
+            "space-robot-plot = space_robot_runtime.console_scripts:space_robot_plot",
+            "space-robot-identify = space_robot_runtime.console_scripts:space_robot_identify",
+            "space-robot-campaign = space_robot_runtime.console_scripts:space_robot_campaign",
             "dynamics_node = space_robot_nodes.ros.dynamics_node:main",
             "controller_node = space_robot_nodes.ros.controller_node:main",
             "holonomy_monitor_node = space_robot_nodes.ros.holonomy_monitor_node:main",

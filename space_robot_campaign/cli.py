@@ -102,9 +102,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, interruption=None) -> int:
+    """`interruption`: the one the console script holds since its first instruction (console_scripts.py)."""
     args = _parser().parse_args(argv)
-    return CAMPAIGN.run(lambda interruption: _campaign(args, interruption))
+    return CAMPAIGN.run(lambda interruption: _campaign(args, interruption), interruption=interruption)
 
 
 def _campaign(args, interruption) -> int:

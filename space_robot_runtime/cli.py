@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from space_robot_dynamics.config_reader import parse_yaml
-from space_robot_dynamics.errors import ConfigError, SpaceRobotError
+from space_robot_dynamics.errors import ConfigError, SpaceRobotError, one_line
 from space_robot_runtime.command_line import EXIT_INTERNAL, CommandLine  # noqa: F401 - this tool's status 4
 from space_robot_scenario import find_scenario, load_scenario, parse_overrides, shipped_scenarios
 
@@ -88,9 +88,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def sim_main(argv: list[str] | None = None) -> int:
+def sim_main(argv: list[str] | None = None, interruption=None) -> int:
+    """`interruption`: the one the console script holds since its first instruction (console_scripts.py)."""
     args = _parser().parse_args(argv)
-    return SIM.run(lambda interruption: _simulate(args, interruption))
+    return SIM.run(lambda interruption: _simulate(args, interruption), interruption=interruption)
 
 
 def _simulate(args, interruption) -> int:
@@ -110,7 +111,7 @@ def _simulate(args, interruption) -> int:
         scenario = load_scenario(path, parse_overrides(args.set))
         run = SimulationRun(scenario)
         duration = scenario.duration if args.duration is None else args.duration
-        run.ticks_for(duration)
+        run.ticks_for(duration, "duration" if args.duration is None else "--duration")
         output = OutputDirectory(args.out or Path("out") / scenario.name, args.overwrite)
     except SpaceRobotError as exc:
         SIM.say(f"error: {exc}")
@@ -193,12 +194,13 @@ def _report(result) -> None:
             print(f"  requirement {name} not evaluated: {check['not_evaluated_because']}")
 
 
-def plot_main(argv: list[str] | None = None) -> int:
+def plot_main(argv: list[str] | None = None, interruption=None) -> int:
     parser = argparse.ArgumentParser(prog=PLOT.tool, description="Plot a bag written by space-robot-sim.")
     parser.add_argument("bag", type=Path, help="rosbag2 directory")
     parser.add_argument("--out", type=Path, help="directory for the PNGs (default: next to the bag)")
     args = parser.parse_args(argv)
-    return PLOT.run(lambda _none: _plot(args), interruptible=False)      # no safe point to stop at: Ctrl-C ends it
+    # no safe point to stop at: a signal ends it at once
+    return PLOT.run(lambda _none: _plot(args), interruptible=False, interruption=interruption)
 
 
 def _plot(args) -> int:
@@ -211,7 +213,7 @@ def _plot(args) -> int:
     try:
         trace, info = read_bag(args.bag)
     except Exception as exc:  # noqa: BLE001 - any reader failure means an unreadable bag: say so, do not crash
-        PLOT.say(f"error: cannot read {args.bag}: {exc}")
+        PLOT.say(f"error: cannot read {args.bag}: {one_line(f'{type(exc).__name__}: {exc}')}")
         return EXIT_BAD_INPUT
     out = args.out or args.bag.resolve().parent
     paths = plot_run(trace, out, info.get("scenario", args.bag.name), attitude_limit=info.get("attitude_limit"),

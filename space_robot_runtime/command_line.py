@@ -14,7 +14,7 @@ import sys
 import traceback
 from collections.abc import Callable
 
-from space_robot_runtime.interruption import Interruption
+from space_robot_runtime.interruption import Interrupted, Interruption
 
 EXIT_INTERNAL = 4
 INTERNAL_ERROR = "internal error (a bug; please report it with the traceback above)"
@@ -35,18 +35,30 @@ class CommandLine:
         self.say(f"{INTERNAL_ERROR}: {detail}")
         return EXIT_INTERNAL
 
-    def run(self, body: Callable[[Interruption | None], int], *, interruptible: bool = True) -> int:
+    def run(self, body: Callable[[Interruption | None], int], *, interruptible: bool = True,
+            interruption: Interruption | None = None) -> int:
         """body's exit status; EXIT_INTERNAL with the traceback and one line if an exception escapes it.
 
         interruptible: the body gets an entered Interruption and looks at it at its safe points (a signal then
         only sets it; the body returns interruption.exit_status, 130 or 143, once it has finished its outputs).
-        False for a body that has no such point (space-robot-plot): it gets None and the signals keep Python's
-        default, so Ctrl-C still ends it at once rather than being held until the end.
+        False for a body that has no such point (space-robot-plot): it gets None and a signal ends it at once
+        (the Interruption is `immediate`), said in one line with 128 + the signal.
+        interruption: the one the console script holds since its first instruction (console_scripts.py); a
+        signal that came during the imports is then said here, before the body starts. None: one is entered
+        for the body's duration (a tool called from Python).
         """
-        if not interruptible:
-            return self._last_resort(body, None)
-        with Interruption() as interruption:
-            return self._last_resort(body, interruption)
+        if interruption is None:
+            with Interruption() as own:
+                return self.run(body, interruptible=interruptible, interruption=own)
+        if interruption.requested:
+            self.say(f"interrupted by {interruption.name} while starting; nothing was done")
+            return interruption.exit_status
+        interruption.immediate = not interruptible
+        try:
+            return self._last_resort(body, interruption if interruptible else None)
+        except Interrupted as stopped:
+            self.say(f"interrupted by {stopped}; what was written so far is left as it is")
+            return interruption.exit_status
 
     def _last_resort(self, body: Callable[[Interruption | None], int], interruption: Interruption | None) -> int:
         try:

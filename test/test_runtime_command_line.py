@@ -75,17 +75,28 @@ def test_a_signal_during_the_body_is_a_stop_request_with_its_exit_status(sig, st
     assert {s: signal.getsignal(s) for s in before} == before          # handlers restored
 
 
-def test_a_body_without_safe_points_keeps_the_default_signals_but_not_its_bugs(capsys):
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_body_without_safe_points_ends_at_once_on_a_signal_in_one_line(sig, status, capsys):
+    """space-robot-plot: no safe point to stop at, so the signal ends the body where it is (no waiting for the
+    end), said in one line with 128 + the signal; before, SIGINT was a KeyboardInterrupt traceback and SIGTERM a
+    death by signal."""
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    reached = []
 
     def body(interruption):
         assert interruption is None
-        assert {s: signal.getsignal(s) for s in before} == before       # Ctrl-C ends it at once
+        os.kill(os.getpid(), sig)
+        time.sleep(5.0)                          # never finishes: the handler raises in here
+        reached.append("end")
         return 0
 
-    assert CommandLine("tool-x").run(body, interruptible=False) == 0
+    assert CommandLine("tool-x").run(body, interruptible=False) == status
+    assert reached == []
+    assert capsys.readouterr().err == (f"tool-x: interrupted by {signal.Signals(sig).name}; what was written so far "
+                                       "is left as it is\n")
     assert CommandLine("tool-x").run(failing_body, interruptible=False) == 4
     assert capsys.readouterr().err.splitlines()[-1] == BUG_LINE
+    assert {s: signal.getsignal(s) for s in before} == before          # handlers restored
 
 
 def test_usage_errors_and_keyboard_interrupts_are_not_taken_for_bugs():

@@ -57,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def identify_main(argv: list[str] | None = None) -> int:
+def identify_main(argv: list[str] | None = None, interruption=None) -> int:
     # The fits multiply matrices of a few rows (5 x 5 transition matrices, 6 x 10 regressors): BLAS threads only
     # cost there (50x slower for scipy's expm on a loaded 2-core machine). Set before NumPy loads (the console
     # script's process; called from a program that already loaded NumPy it would change nothing but the
@@ -65,7 +65,7 @@ def identify_main(argv: list[str] | None = None) -> int:
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     args = _parser().parse_args(argv)
-    return IDENTIFY.run(lambda interruption: _identify(args, interruption))
+    return IDENTIFY.run(lambda interruption: _identify(args, interruption), interruption=interruption)
 
 
 def _identify(args, interruption) -> int:

@@ -24,9 +24,12 @@ def build(node, types):
 
 
 def main(args=None) -> int:
+    from .stop_signals import StopSignals
+
+    stop = StopSignals().install()      # first: node_host's imports take ~0.7 s a Ctrl-C may fall into
     from .node_host import run_node
 
-    return run_node("dynamics", build, mode="paced", args=args)
+    return run_node("dynamics", build, mode="paced", args=args, stop=stop)
 
 
 if __name__ == "__main__":

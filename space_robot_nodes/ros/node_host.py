@@ -401,10 +401,12 @@ class RclpyHost:
         self._publish(topic, cv.diagnostic_array(self.core.types, now, [status]))
 
 
-def run_node(node_name: str, build: Callable, mode: str = "ros_timers", args=None) -> int:
+def run_node(node_name: str, build: Callable, mode: str = "ros_timers", args=None,
+             stop: StopSignals | None = None) -> int:
     """rclpy.init, create the node, build its core with build(node, types) -> (core, tick), run, shut down.
-    Exit status 0 (also after SIGINT/SIGTERM), 1 without rclpy, 2 for a bad configuration."""
-    stop = StopSignals().install()          # before the imports: a signal during start-up is a request too
+    Exit status 0 (also after SIGINT/SIGTERM), 1 without rclpy, 2 for a bad configuration. `stop`: the handlers
+    the node's main installed before importing this module (a signal during start-up is a request too)."""
+    stop = stop or StopSignals().install()
     try:
         import rclpy
         from rclpy.signals import SignalHandlerOptions
