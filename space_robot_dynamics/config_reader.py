@@ -43,6 +43,20 @@ def parse_yaml(text: str):
     return yaml.load(text, Loader=_Yaml12Loader)   # noqa: S506 - a SafeLoader subclass
 
 
+def yaml_error_text(exc: yaml.YAMLError) -> str:
+    """PyYAML's error (3-4 lines: problem, context, each with a mark naming '<unicode string>') as one line:
+    `line L, column C: <problem> (<context> at line L', column C')`, lines and columns counted from 1."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if mark is None or problem is None:
+        return " ".join(str(exc).split())
+    text = f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+    context, where = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context:
+        text += f" ({context}" + (f" at line {where.line + 1}, column {where.column + 1}" if where else "") + ")"
+    return " ".join(text.split())
+
+
 def load_yaml_file(path: str | Path) -> ConfigReader:
     """Read a YAML mapping from `path`; a missing, unreadable or binary file or a syntax error raises
     ConfigError naming the file."""
@@ -63,7 +77,7 @@ def load_yaml_file(path: str | Path) -> ConfigReader:
     try:
         data = parse_yaml(text)
     except yaml.YAMLError as exc:
-        raise ConfigError("<yaml>", f"not valid YAML: {exc}", str(path)) from exc
+        raise ConfigError("<yaml>", f"not valid YAML: {yaml_error_text(exc)}", str(path)) from exc
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -19,8 +19,9 @@ tap route is due", so a message nobody takes is never built; a plain callable ta
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Protocol
 
 from space_robot_dynamics.errors import ConfigError
@@ -31,6 +32,41 @@ from .node_core import NodeCore
 _MAX_CYCLE = 100_000
 # Relative slack when checking that a period is a whole number of ticks.
 _PERIOD_SLACK = 1e-9
+
+
+# Periods are rates' inverses (1 / 30 Hz): read back as fractions with denominators up to this many (ns).
+_PERIOD_DENOMINATOR = 10**9
+
+
+def largest_common_step(periods: Iterable[float], limit: float) -> str:
+    """The largest step (s, as text) no larger than `limit` in which each of `periods` (s) is a whole number of
+    steps: G / k for G the periods' greatest common divisor (as fractions: gcd of numerators over lcm of
+    denominators) and k the smallest whole number with G / k <= limit that keeps the step a finite decimal
+    when G is one (k = 2^a 5^b), so that it can be written in a YAML file exactly."""
+    fractions = [Fraction(p).limit_denominator(_PERIOD_DENOMINATOR) for p in periods]
+    if not fractions:
+        return f"{limit:.6g}"
+    common = Fraction(math.gcd(*(f.numerator for f in fractions)), math.lcm(*(f.denominator for f in fractions)))
+    k = max(1, math.ceil(common / Fraction(limit)))
+    if _finite_decimal(common):
+        while not _finite_decimal(Fraction(1, k)):
+            k += 1
+    step = common / k
+    if _finite_decimal(step):
+        digits = 0
+        while (step * 10**digits).denominator != 1:
+            digits += 1
+        return f"{float(step):.{digits}f}"
+    return repr(float(step))
+
+
+def _finite_decimal(value: Fraction) -> bool:
+    """Whether `value` has a finite decimal expansion (its denominator is 2^a 5^b)."""
+    d = value.denominator
+    for prime in (2, 5):
+        while d % prime == 0:
+            d //= prime
+    return d == 1
 
 
 class TapRoute(Protocol):

@@ -23,10 +23,15 @@ from pathlib import Path
 
 from space_robot_dynamics.errors import SpaceRobotError
 
+from . import directory_lock
+from .directory_lock import DirectoryBusy
+
 MARKER = ".space-robot-sim.json"
 TOOL = "space-robot-sim"
 _STAGING = ".{name}.partial-{pid}"
 _RETIRED = ".{name}.replaced-{pid}"
+_PID_DIGITS = 7             # Linux's largest pid, 4194304 (pid_max on 64-bit)
+_SHOWN = 40                 # characters of a too-long name shown in the error
 
 
 class OutputError(SpaceRobotError):
@@ -66,7 +71,7 @@ class OutputDirectory:
         self.final = Path(final).absolute()
         self.overwrite = overwrite
         self.tool = tool
-        self._check_final()
+        self._check_name_lengths()
         parent = self.final.parent
         for ancestor in (parent, *parent.parents):
             if ancestor.exists():
@@ -81,6 +86,14 @@ class OutputDirectory:
                               "directory you can write") from None
         if not parent.is_dir():
             raise OutputError(f"--out {self.final}: {parent} is not a directory; choose another --out")
+        try:
+            self._lock = directory_lock.acquire(self.final, tool)     # one writer at a time (directory_lock.py)
+        except DirectoryBusy as exc:
+            raise OutputError(str(exc)) from None
+        except OSError as exc:
+            raise OutputError(f"--out {self.final}: cannot write in {parent}: {exc.strerror or exc}; choose a "
+                              "directory you can write") from None
+        self._check_final()
         self._remove_stale_staging()
         self.staging = parent / _STAGING.format(name=self.final.name, pid=os.getpid())
         try:
@@ -92,6 +105,25 @@ class OutputDirectory:
             raise OutputError(f"--out {self.final}: cannot write in {parent}: {exc.strerror or exc}; choose a "
                               "directory you can write") from None
         self.committed = False
+
+    def _check_name_lengths(self) -> None:
+        """Each component of --out within the file system's name limit, the last one with room for the names the
+        run writes beside it (staging, retired, lock), and the whole path within the path limit: otherwise the
+        first file operation fails with ENAMETOOLONG, half-way."""
+        existing = next((a for a in (self.final, *self.final.parents) if _exists(a)), Path("/"))
+        name_max, path_max = _limit(existing, "PC_NAME_MAX", 255), _limit(existing, "PC_PATH_MAX", 4096)
+        beside = max(len(pattern.format(name="", pid=_PID_DIGITS * "9")) for pattern in (_STAGING, _RETIRED)) + 1
+        for part in self.final.parts[1:]:
+            allowed = name_max - (beside if part == self.final.name else 0)
+            if len(os.fsencode(part)) > allowed:
+                shown = part if len(part) <= _SHOWN else part[:_SHOWN] + "..."
+                raise OutputError(f"--out: the name {shown!r} is {len(os.fsencode(part))} bytes; this file system "
+                                  f"allows {name_max}" + (f", and the run writes beside it under "
+                                  f"'.<name>.partial-<pid>': at most {allowed} here" if beside and
+                                  part == self.final.name else "") + "; choose a shorter --out")
+        if len(os.fsencode(str(self.final))) + beside > path_max:
+            raise OutputError(f"--out: the path is {len(os.fsencode(str(self.final)))} bytes; this file system allows "
+                              f"{path_max - beside} for an output directory; choose a shorter --out")
 
     def _check_final(self) -> None:
         final = self.final
@@ -129,11 +161,28 @@ class OutputDirectory:
         if retired is not None:
             shutil.rmtree(retired, ignore_errors=True)
         self.committed = True
+        directory_lock.release(self._lock)
         return self.final
 
     def discard(self) -> None:
         """Remove the staging directory (nothing worth keeping was written)."""
         shutil.rmtree(self.staging, ignore_errors=True)
+        directory_lock.release(self._lock)
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:             # a component too long, a loop, no permission: not a place to start from
+        return False
+
+
+def _limit(path: Path, name: str, default: int) -> int:
+    """The file system's limit `name` (os.pathconf) where `path` is; `default` (Linux's) if it does not say."""
+    try:
+        return os.pathconf(path, name)
+    except (OSError, ValueError):
+        return default
 
 
 def _alive(pid: int) -> bool:

@@ -20,25 +20,26 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from space_robot_control.servicer_controller import ServicerController
-from space_robot_dynamics.errors import CommandError, ConfigError, SimulationDivergedError
+from space_robot_dynamics.errors import CommandError, ConfigError, SimulationDivergedError, StepTooLargeError
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.simulation.simulator import Simulator
 from space_robot_nodes import conversions as cv
 from space_robot_nodes.controller_core import ControllerCore
 from space_robot_nodes.dynamics_core import DynamicsCore
-from space_robot_nodes.lockstep_graph import Graph
+from space_robot_nodes.lockstep_graph import Graph, largest_common_step
 from space_robot_nodes.message_types import RosbagsMessageTypes
 from space_robot_nodes.monitor_core import build_monitor
 from space_robot_nodes.scenario_player_core import ScenarioPlayerCore, trajectory_message
 from space_robot_nodes.visualization_core import build_visualization
 from space_robot_scenario import Scenario, comparison_scenario
 from space_robot_scenario.capture_plan import with_capture_plan
+from space_robot_scenario.scenario import MAX_STEPS, duration_limit_problem
 
 from .bag_recorder import BagRecorder
 from .comparison import ComparisonResult, compare
@@ -55,6 +56,9 @@ SUMMARY_FILE = "summary.json"
 TF_STATIC = "tf_static"
 _PROGRESS_UPDATES = 200      # bar refreshes per run
 _CHECK_PERIOD = 0.05         # s of simulated time between looks at an interruption request
+# Finding a step to suggest when simulation.dt is unstable: builds of the graph tried (each stability check may
+# bound the step lower: flexible modes, then joint damping), each below the last bound by this factor.
+_STEP_SEARCH_ATTEMPTS, _STEP_SEARCH_SHRINK = 3, 0.999
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -83,12 +87,17 @@ class RunResult:
 class SimulationRun:
     """Builds the graph of a scenario and checks it; `run()` advances it and writes the outputs."""
 
-    def __init__(self, scenario: Scenario, system: SystemModel | None = None):
+    def __init__(self, scenario: Scenario, system: SystemModel | None = None, check_periods: bool = True):
+        """check_periods: False only to learn the timers' periods at a step they may not fit (see
+        `_whole_stable_step`)."""
         self.types = RosbagsMessageTypes()
         self.system = system if system is not None else SystemModel(scenario.model)
         scenario = self.scenario = with_capture_plan(scenario, self.system)     # a capture's approach, planned
         self.q0, self.v0 = scenario.initial_state(self.system)
-        self.simulator = Simulator(self.system, scenario.simulation, self.q0, self.v0)
+        try:
+            self.simulator = Simulator(self.system, scenario.simulation, self.q0, self.v0)
+        except StepTooLargeError as exc:
+            raise self._whole_stable_step(exc) from None
         nodes = scenario.nodes
         self.graph = Graph(scenario.simulation.dt)
         self.dynamics = self.graph.add(DynamicsCore(self.types, self.simulator, nodes.dynamics))
@@ -120,6 +129,8 @@ class SimulationRun:
             target_odometry=nodes.dynamics.odometry.get("target", "target/odom"),
             grasp_state=nodes.dynamics.grasp_state, grasp_wrench=nodes.dynamics.grasp_wrench,
             base_thrusters=nodes.controller.base_thrusters_command, force_estimates=nodes.controller.force_estimates)
+        if not check_periods:
+            return
         self.graph.check(self.setting_sources())
         self.goal_end_time = self._check_trajectory_goal()
         # the comparison run, built (and so checked) now; run first by run()
@@ -131,6 +142,26 @@ class SimulationRun:
                 if not system.model.existFrame(frame):
                     raise ConfigError("comparison.end_effector_frame", f"no frame {frame!r} in model "
                                       f"{system.config.name!r}", scenario.source)
+
+    def _whole_stable_step(self, error: StepTooLargeError) -> StepTooLargeError:
+        """`error` naming a step that both the stability check and the graph accept: the graph of this scenario
+        built at the largest stable step (so every node's timers are as they will be) gives the timer periods
+        that the step must divide (lockstep_graph.largest_common_step)."""
+        limit = error.largest_stable_dt * _STEP_SEARCH_SHRINK      # at the bound itself, round-off decides
+        for _attempt in range(_STEP_SEARCH_ATTEMPTS):          # another stability check may bound it lower
+            at_limit = replace(self.scenario, simulation=replace(self.scenario.simulation, dt=limit))
+            try:
+                graph = SimulationRun(at_limit, self.system, check_periods=False).graph
+                break
+            except StepTooLargeError as lower:
+                limit = min(limit, lower.largest_stable_dt) * _STEP_SEARCH_SHRINK
+        else:
+            return error
+        periods = [timer.period for node in graph.nodes for timer in node.timers
+                   if timer.setting is None or timer.setting[1] != "simulation.dt"]
+        step = largest_common_step(periods, limit)
+        return error.suggesting(step, "every node rate of this scenario is a whole number of such steps",
+                                str(self.scenario.source) if self.scenario.source else None)
 
     def setting_sources(self) -> dict:
         """File role -> the file a setting of that role comes from (for error messages)."""
@@ -156,16 +187,19 @@ class SimulationRun:
             raise ConfigError(f"goals.trajectory.{exc.field}", exc.problem, self.scenario.source) from None
         return report.start_time + report.duration
 
-    def ticks_for(self, duration: float) -> int:
-        """Whole physics steps in `duration` s; ConfigError for a duration that is not finite, positive and a
-        whole number of steps."""
+    def ticks_for(self, duration: float, field: str = "duration") -> int:
+        """Whole physics steps in `duration` s; ConfigError for a duration that is not finite, positive, a
+        whole number of steps and at most MAX_STEPS of them. `field`: what the error names ("--duration" for the
+        command line's, which has no file; otherwise the scenario's entry)."""
+        source = None if field.startswith("--") else self.scenario.source
         if not isinstance(duration, (int, float)) or not np.isfinite(duration) or duration <= 0:
-            raise ConfigError("duration", f"must be a finite number of seconds > 0, got {duration}",
-                              self.scenario.source)
+            raise ConfigError(field, f"must be a finite number of seconds > 0, got {duration}", source)
+        if duration / self.graph.tick > MAX_STEPS:        # before round(): 1e308 / dt is inf
+            raise ConfigError(field, duration_limit_problem(duration, self.graph.tick), source)
         ticks = round(duration / self.graph.tick)
         if ticks < 1 or abs(ticks * self.graph.tick - duration) > 1e-9 * max(1.0, duration):
-            raise ConfigError("duration", f"must be a positive whole number of steps of {self.graph.tick} s, "
-                              f"got {duration} (e.g. {max(1, ticks) * self.graph.tick:.6g})", self.scenario.source)
+            raise ConfigError(field, f"must be a positive whole number of steps of {self.graph.tick} s, "
+                              f"got {duration} (e.g. {max(1, ticks) * self.graph.tick:.6g})", source)
         return ticks
 
     def run(self, duration: float | None = None, out_dir: str | Path | None = None, plots: bool = True,

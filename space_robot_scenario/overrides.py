@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from space_robot_dynamics.config_reader import ConfigReader, parse_yaml
+from space_robot_dynamics.config_reader import ConfigReader, parse_yaml, yaml_error_text
 from space_robot_dynamics.errors import ConfigError
 
 OVERRIDABLE = ("model", "nodes", "controller", "monitor")     # the files a scenario names
@@ -147,7 +147,7 @@ def parse_overrides(items, origin: str = "--set") -> list[Override]:
         try:
             parsed = parse_yaml(value)
         except yaml.YAMLError as exc:
-            raise ConfigError("overrides", f"{text!r}: the value is not YAML: {exc}") from exc
+            raise ConfigError(f"{origin} {text}", f"the value is not YAML: {yaml_error_text(exc)}") from exc
         target, dot, dotted = key.partition(".")
         if target in OVERRIDABLE and dot:
             out.append(Override(target, dotted, parsed, f"{origin} {text}"))

@@ -54,6 +54,17 @@ from .torque_profile import TorqueProfile, read_torque_profile
 DEFAULT_SCENARIO = "config/scenarios/servicer_pregrasp.yaml"
 SCENARIO_FOLDER = "config/scenarios"
 DEFAULT_DURATION = 10.0      # s, when a scenario (e.g. one for the real arm) does not say
+# The longest run a scenario may ask for, in physics steps: 1e8 is 28 h of simulated time at dt = 1 ms (17 orbits
+# in low Earth orbit), about 5 h of wall time at the graph's 5-7x real time and a 75 GB bag at the default
+# recording (0.75 MB per simulated second). Longer is a typo (1e30 for 1e3) or a job for a campaign of shorter
+# runs; beyond ~1e308 / dt the step count is not even a number (OverflowError).
+MAX_STEPS = 10**8
+
+
+def duration_limit_problem(duration: float, dt: float) -> str:
+    """What a duration of more than MAX_STEPS steps of dt is told."""
+    return (f"{duration:g} s is more than {MAX_STEPS:.0e} steps of {dt:g} s, the most one run takes "
+            f"({MAX_STEPS * dt:g} s at this dt): split a longer study into shorter runs")
 DEFAULT_RVIZ = "rviz/space_robot.rviz"      # servicer and target; rviz/sawyer.rviz for a bench arm
 
 
@@ -133,6 +144,8 @@ def _read_sections(reader: ConfigReader, given: list[Override], own: list[Overri
     files = read_named_files(reader, file_overrides(reader, given))
     simulation = read_simulation_settings(reader.sub("simulation", {}))
     duration = reader.number("duration", DEFAULT_DURATION, exclusive_minimum=0.0)
+    if duration / simulation.dt > MAX_STEPS:
+        raise reader.error("duration", duration_limit_problem(duration, simulation.dt))
     initial = reader.raw("initial_state", {}) or {}
     if not isinstance(initial, dict):
         raise reader.error("initial_state", "must be a mapping")

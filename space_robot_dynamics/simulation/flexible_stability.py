@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from ..errors import ConfigError
+from ..errors import StepTooLargeError
 from ..model.system_model import SystemModel
 from .joint_dissipation import STABILITY_LIMIT, STABILITY_MARGIN, JointDissipation
 
@@ -62,14 +62,7 @@ def check_flexible_stability(system: SystemModel, q: np.ndarray, dt: float, inte
         if not share.any():             # a damping-dominated rate: the coordinate it damps
             share = np.abs(np.conj(mode) * (damping @ mode))
         where = names[int(np.argmax(share))]
-        raise ConfigError(
-            "simulation.dt", f"the stiffest flexible mode ({rate / (2 * np.pi):.4g} Hz, |s| = {rate:.4g} 1/s, mostly "
-            f"in {where!r}) is not resolved: {integrator} at dt={dt} s is unstable; use dt <= {_down(limit / rate)} s "
-            "(or softer springs, fewer modes)")
+        raise StepTooLargeError(
+            f"the stiffest flexible mode ({rate / (2 * np.pi):.4g} Hz, |s| = {rate:.4g} 1/s, mostly in {where!r}) is "
+            f"not resolved: {integrator} at dt={dt} s is unstable", limit / rate, "or softer springs, fewer modes")
     return rate
-
-
-def _down(value: float) -> str:
-    """`value` to 3 significant digits, rounded down (a step the message names must pass the check)."""
-    exponent = int(np.floor(np.log10(value))) - 2
-    return f"{np.floor(value / 10.0 ** exponent) * 10.0 ** exponent:.3g}"

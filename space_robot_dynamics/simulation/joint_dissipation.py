@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from ..errors import ConfigError
+from ..errors import StepTooLargeError
 
 # Real-axis stability limits |dt * lambda| of the explicit schemes for dv/dt = -lambda v.
 STABILITY_LIMIT = {"rk4": 2.785, "semi_implicit_euler": 2.0}
@@ -49,10 +49,10 @@ def check_explicit_stability(model: pin.Model, q: np.ndarray, dissipation: Joint
     limit = STABILITY_LIMIT[integrator] * STABILITY_MARGIN
     worst = int(np.argmax(rate))
     if rate[worst] * dt > limit:
-        raise ConfigError(
-            "simulation.joint_damping/joint_friction",
+        raise StepTooLargeError(
             f"joint {names[worst]!r}: damping {dissipation.damping[worst]} N m s/rad and friction "
             f"{dissipation.friction[worst]} N m over {dissipation.smoothing} rad/s act on an effective inertia of "
             f"{1.0 / minv_diag[dissipation.v_indices][worst]:.3g} kg m^2 (decay rate {rate[worst]:.3g} 1/s): "
-            f"{integrator} at dt={dt} s is unstable; use dt <= {limit / rate[worst]:.3g} s, a larger "
-            f"friction_smoothing_speed, or turn the option off")
+            f"{integrator} at dt={dt} s is unstable", limit / rate[worst],
+            "a larger friction_smoothing_speed, or turn the option off",
+            field="simulation.joint_damping/joint_friction")
