@@ -111,7 +111,7 @@ def read_controller_config(reader: ConfigReader) -> ControllerConfig:
     for i, mode in enumerate(modes):
         if mode not in MODES:
             raise ctl.error(f"modes[{i}]", f"must be one of {list(MODES)}, got {mode!r}")
-    rate = ctl.number("rate", 1000.0, exclusive_minimum=0.0, maximum=10000.0)
+    rate = ctl.frequency("rate", 1000.0, maximum=10000.0)
     bus = ctl.string("bus_subtree", "servicer")
     arm = tuple(ctl.string_list("arm_joints")) if ctl.has("arm_joints") else None
     wheels = tuple(ctl.string_list("wheel_joints")) if ctl.has("wheel_joints") else None

@@ -180,6 +180,14 @@ class ConfigReader:
         return check_number(value, self.field(key), self.source, minimum=minimum, maximum=maximum,
                             exclusive_minimum=exclusive_minimum)
 
+    def frequency(self, key: str, default: Any = _MISSING, *, maximum: float | None = None) -> float:
+        """A rate (Hz): a number > 0 whose period 1 / rate is a finite number of seconds (5e-324 Hz passes
+        `> 0` and its period overflows to inf, which whoever counts periods then cannot round)."""
+        value = self.number(key, default, exclusive_minimum=0.0, maximum=maximum)
+        if not math.isfinite(1.0 / value):
+            raise self.error(key, f"must be a rate in Hz whose period 1 / rate is finite, got {value!r}")
+        return value
+
     def integer(self, key: str, default: Any = _MISSING, *, minimum: int | None = None) -> int:
         value = self.raw(key, default)
         if isinstance(value, bool) or not isinstance(value, int):

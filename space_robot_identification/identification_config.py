@@ -200,7 +200,7 @@ def _read_synthetic(reader: ConfigReader, problem, space: ParameterSpace, window
     noise_free = reader.boolean("noise_free", True)
     if not noise_free and not noise.seeds:
         raise reader.error("noise_free", "is false and there are no noise seeds: no dataset to fit")
-    sample_rate = reader.number("sample_rate", 100.0, exclusive_minimum=0.0)
+    sample_rate = reader.frequency("sample_rate", 100.0)
     reader.reject_unknown()
     return SyntheticData(tuple(cases), noise, noise_free, truth, sample_rate)
 

@@ -230,6 +230,8 @@ class Graph:
         for n_index, node in enumerate(self.nodes):
             for t_index, timer in enumerate(node.timers):
                 ratio = timer.period / self.tick
+                if not math.isfinite(ratio):          # a period too long to count in ticks
+                    raise self._period_error(node, timer, sources or {})
                 every = round(ratio)
                 if every < 1 or abs(ratio - every) > _PERIOD_SLACK * max(1.0, ratio):
                     raise self._period_error(node, timer, sources or {})
@@ -237,7 +239,8 @@ class Graph:
         return entries
 
     def _period_error(self, node: NodeCore, timer, sources: dict) -> ConfigError:
-        steps = max(1, round(timer.period / self.tick))
+        ratio = timer.period / self.tick
+        steps = max(1, round(ratio)) if math.isfinite(ratio) else 1
         problem = (f"{1.0 / timer.period:g} Hz (period {timer.period:g} s, timer {node.name}.{timer.name}) "
                    f"is not a whole number of simulation steps of {self.tick:g} s (simulation.dt): choose a rate "
                    f"that divides {1.0 / self.tick:g} Hz, e.g. {1.0 / (steps * self.tick):g} Hz, or a simulation.dt "

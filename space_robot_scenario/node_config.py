@@ -42,7 +42,7 @@ def topic(reader: ConfigReader, key: str) -> str:
 
 
 def rate(reader: ConfigReader, key: str) -> float:
-    return reader.number(key, exclusive_minimum=0.0)
+    return reader.frequency(key)
 
 
 @functools.lru_cache(maxsize=1)

@@ -16,7 +16,7 @@ class RecordingConfig:
 
 def read_recording(reader: ConfigReader) -> RecordingConfig:
     rec = reader.sub("recording", {})
-    recording = RecordingConfig(rate=rec.number("rate", RecordingConfig.rate, exclusive_minimum=0.0),
+    recording = RecordingConfig(rate=rec.frequency("rate", RecordingConfig.rate),
                                 visualization=rec.boolean("visualization", RecordingConfig.visualization))
     rec.reject_unknown()
     return recording

@@ -50,6 +50,6 @@ def read_torque_profile(reader: ConfigReader, model: ModelConfig) -> TorqueProfi
     stop = tp.raw("stop", None)
     if stop is not None:
         stop = tp.number("stop", exclusive_minimum=start)
-    profile = TorqueProfile(tp.number("rate", 1000.0, exclusive_minimum=0.0), sinusoids, start, stop)
+    profile = TorqueProfile(tp.frequency("rate", 1000.0), sinusoids, start, stop)
     tp.reject_unknown()
     return profile

@@ -1,4 +1,4 @@
-"""Bad input and signals, round two (issue 30): what a hostile user tried against space-robot-sim, -plot and
+"""Bad input and signals, round two: what a hostile user tried against space-robot-sim, -plot and
 -identify, each a test that failed before its fix. Every refusal is exit status 2 and one line on stderr naming
 the field; a signal at any point of start-up is exit status 130 / 143 and one line; nothing is written."""
 from __future__ import annotations
@@ -33,7 +33,7 @@ def refused(capsys, status: int, *words: str) -> str:
     return lines[0]
 
 
-# ---- 1, 2: durations that cannot finish -------------------------------------------------------------
+# ---- durations that cannot finish -------------------------------------------------------------
 def test_a_huge_duration_on_the_command_line_is_refused_not_overflowed(tmp_path, capsys):
     """Before: 1e308 passed the finiteness check, then round(1e308 / dt) raised OverflowError (exit 4)."""
     status = sim_main(["--duration", "1e308", "--out", str(tmp_path / "o")] + QUIET)
@@ -62,7 +62,7 @@ def test_the_duration_limit_is_a_step_count_and_its_bound_is_accepted():
             load_scenario("servicer_pregrasp", parse_overrides(set_dt + [f"duration={(MAX_STEPS + 2) * dt}"]))
 
 
-# ---- 3: names the file system cannot hold ------------------------------------------------------------
+# ---- names the file system cannot hold ------------------------------------------------------------
 @pytest.mark.parametrize("length, words", [(300, "is 300 bytes; this file system allows 255"),
                                            (245, "at most 236 here")])     # fits, but its staging name does not
 def test_an_output_name_too_long_for_the_file_system_is_bad_input(length, words, tmp_path, capsys):
@@ -77,7 +77,7 @@ def test_a_too_long_directory_above_the_output_is_bad_input(tmp_path, capsys):
     refused(capsys, status, "is 256 bytes; this file system allows 255; choose a shorter --out")
 
 
-# ---- 4: a signal at any point of start-up -------------------------------------------------------------
+# ---- a signal at any point of start-up -------------------------------------------------------------
 def console_script(function: str, *args: str) -> subprocess.Popen:
     """A console script as setup.py installs it: its function in space_robot_runtime.console_scripts."""
     code = f"import sys; from space_robot_runtime.console_scripts import {function}; sys.exit({function}())"
@@ -129,7 +129,7 @@ def test_every_tool_says_a_signal_during_its_imports_in_one_line(function, args,
     assert len(stderr.strip().splitlines()) == 1 and "interrupted by SIGINT" in stderr, stderr
 
 
-# ---- 5, 8: malformed YAML in one line -----------------------------------------------------------------
+# ---- malformed YAML in one line -----------------------------------------------------------------
 def test_malformed_yaml_in_a_scenario_is_one_line_with_line_and_column(tmp_path, capsys):
     """Before: PyYAML's 4 lines naming '<unicode string>'."""
     scenario = tmp_path / "bad.yaml"
@@ -177,7 +177,7 @@ def test_malformed_yaml_in_identification_and_campaign_configs_is_one_line(tmp_p
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.yaml"]
 
 
-# ---- 6: one writer per output directory ---------------------------------------------------------------
+# ---- one writer per output directory ---------------------------------------------------------------
 HOLD_LOCK = ("import sys, time; from space_robot_runtime import directory_lock; "
              "directory_lock.acquire(sys.argv[1], 'space-robot-sim'); print('held', flush=True); time.sleep(600)")
 
@@ -214,7 +214,7 @@ def test_two_real_runs_at_once_one_writes_and_the_other_is_refused(tmp_path):
     assert json.loads((out / "summary.json").read_text())["complete"] is True
 
 
-# ---- 7: the step the stability check names passes the rate check too ------------------------------------
+# ---- the step the stability check names passes the rate check too ------------------------------------
 def test_the_step_an_unstable_dt_error_names_passes_every_check(tmp_path, capsys):
     """Before: 'use dt <= 0.00558 s' for the flexible arm, which the node rates then refused (1 kHz is not a whole
     number of 5.58 ms steps)."""
@@ -245,3 +245,28 @@ def test_the_largest_common_step_divides_every_period(periods, limit, step):
 def test_no_lock_file_or_staging_is_left_by_a_refused_run(tmp_path, capsys):
     assert sim_main(["--set", "simulation.dt=0.0015", "--out", str(tmp_path / "o")] + QUIET) == EXIT_BAD_INPUT
     assert not list(tmp_path.iterdir()) and os.listdir(tmp_path) == []
+
+
+# ---- the same classes elsewhere: a rate whose period overflows ----------------------------------------------
+@pytest.mark.parametrize("setting, field", [
+    ("nodes.dynamics.rates.tf=5e-324", "dynamics.rates.tf"),        # 1 / 5e-324 is inf: the graph rounded it
+    ("recording.rate=5e-324", "recording.rate"),                    # ... and the bag recorder, after outputs existed
+    ("controller.controller.rate=5e-324", "controller.rate"),
+])
+def test_a_rate_whose_period_overflows_is_refused(setting, field, tmp_path, capsys):
+    """Before: OverflowError (exit 4), for recording.rate once the run's output directory existed."""
+    status = sim_main(["--set", setting, "--duration", "0.01", "--out", str(tmp_path / "o")] + QUIET)
+    refused(capsys, status, f"{field}: must be a rate in Hz whose period 1 / rate is finite, got 5e-324")
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_graph_refuses_a_timer_period_it_cannot_count_in_steps():
+    from space_robot_nodes.lockstep_graph import Graph
+    from space_robot_nodes.node_core import SENSE, NodeCore
+
+    node = NodeCore("n")
+    node.add_timer("t", float("inf"), lambda _now: None, SENSE)
+    graph = Graph(0.001)
+    graph.add(node)
+    with pytest.raises(ConfigError, match=r"\.t: 0 Hz \(period inf s"):
+        graph.check()
