@@ -216,11 +216,16 @@ def _plot(args) -> int:
         PLOT.say(f"error: cannot read {args.bag}: {one_line(f'{type(exc).__name__}: {exc}')}")
         return EXIT_BAD_INPUT
     out = args.out or args.bag.resolve().parent
-    paths = plot_run(trace, out, info.get("scenario", args.bag.name), attitude_limit=info.get("attitude_limit"),
-                     wheel_max_speed=info.get("wheel_max_speed"),
-                     momentum_conserved=info.get("momentum_conserved", True), capture=info.get("capture"),
-                     momentum_axes=info.get("momentum_axes"),
-                     force_motion=info.get("force_motion"))
+    try:
+        paths = plot_run(trace, out, info.get("scenario", args.bag.name), attitude_limit=info.get("attitude_limit"),
+                         wheel_max_speed=info.get("wheel_max_speed"),
+                         momentum_conserved=info.get("momentum_conserved", True), capture=info.get("capture"),
+                         momentum_axes=info.get("momentum_axes"),
+                         force_motion=info.get("force_motion"))
+    except OSError as exc:       # the PNGs' directory: not creatable, not writable, a name too long
+        PLOT.say(f"error: --out {out}: cannot write the plots there: {exc.strerror or exc}; choose a directory "
+                 "you can write")
+        return EXIT_BAD_INPUT
     t, angle = trace.attitude_error()
     said = {"samples": len(t), "max_attitude_error_rad": float(angle.max()) if len(angle) else None}
     if not len(t):          # null with its reason, as summary.json's notes

@@ -7,6 +7,7 @@ works on a headless machine and inside tests.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -33,8 +34,16 @@ def _figure(rows: int = 1):
 
 
 def _save(figure: Figure, path: Path) -> Path:
+    """Written aside, then renamed into place: a plot interrupted half-way (space-robot-plot ends at once on a
+    signal) leaves the previous file, never half of one."""
     figure.tight_layout()
-    figure.savefig(path, metadata={"Software": None})   # no version string: identical files across runs
+    aside = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        figure.savefig(aside, format=path.suffix.lstrip(".") or "png",
+                       metadata={"Software": None})   # no version string: identical files across runs
+        os.replace(aside, path)
+    finally:
+        aside.unlink(missing_ok=True)
     return path
 
 

@@ -270,3 +270,13 @@ def test_the_graph_refuses_a_timer_period_it_cannot_count_in_steps():
     graph.add(node)
     with pytest.raises(ConfigError, match=r"\.t: 0 Hz \(period inf s"):
         graph.check()
+
+
+@pytest.mark.parametrize("where", ["file/x", "n" * 300])
+def test_plot_into_a_directory_it_cannot_write_is_bad_input(where, tmp_path, capsys):
+    """Before: NotADirectoryError / OSError ENAMETOOLONG, exit 4."""
+    bag = small_bag(tmp_path)
+    (tmp_path / "file").write_text("x")
+    capsys.readouterr()
+    status = plot_main([str(bag), "--out", str(tmp_path / where)])
+    refused(capsys, status, "cannot write the plots there", "choose a directory you can write")
