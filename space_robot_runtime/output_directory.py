@@ -93,17 +93,21 @@ class OutputDirectory:
         except OSError as exc:
             raise OutputError(f"--out {self.final}: cannot write in {parent}: {exc.strerror or exc}; choose a "
                               "directory you can write") from None
-        self._check_final()
-        self._remove_stale_staging()
-        self.staging = parent / _STAGING.format(name=self.final.name, pid=os.getpid())
         try:
-            if self.staging.exists():
-                shutil.rmtree(self.staging)
-            self.staging.mkdir()
-            self._write_marker(self.staging, {"state": "running", "pid": os.getpid()})
-        except OSError as exc:
-            raise OutputError(f"--out {self.final}: cannot write in {parent}: {exc.strerror or exc}; choose a "
-                              "directory you can write") from None
+            self._check_final()
+            self._remove_stale_staging()
+            self.staging = parent / _STAGING.format(name=self.final.name, pid=os.getpid())
+            try:
+                if self.staging.exists():
+                    shutil.rmtree(self.staging)
+                self.staging.mkdir()
+                self._write_marker(self.staging, {"state": "running", "pid": os.getpid()})
+            except OSError as exc:
+                raise OutputError(f"--out {self.final}: cannot write in {parent}: {exc.strerror or exc}; choose a "
+                                  "directory you can write") from None
+        except BaseException:
+            directory_lock.release(self._lock)      # refused: the lock file goes now, not at the process's end
+            raise
         self.committed = False
 
     def _check_name_lengths(self) -> None:

@@ -247,6 +247,21 @@ def test_no_lock_file_or_staging_is_left_by_a_refused_run(tmp_path, capsys):
     assert not list(tmp_path.iterdir()) and os.listdir(tmp_path) == []
 
 
+def test_a_directory_refused_after_its_lock_was_taken_lets_the_lock_go(tmp_path):
+    """Before: OutputDirectory kept the lock (and its file beside --out) when the directory was refused after
+    the lock was taken (earlier outputs, no --overwrite), until the process ended: a long-lived process (a
+    campaign, a test session) then refused itself nothing, but left `.o.lock` behind for its lifetime."""
+    from space_robot_runtime import directory_lock
+    from space_robot_runtime.output_directory import OutputDirectory, OutputError
+
+    first = OutputDirectory(tmp_path / "o")
+    first.commit({})
+    with pytest.raises(OutputError, match="--overwrite"):
+        OutputDirectory(tmp_path / "o")
+    assert sorted(os.listdir(tmp_path)) == ["o"]
+    assert not directory_lock._held
+
+
 # ---- the same classes elsewhere: a rate whose period overflows ----------------------------------------------
 @pytest.mark.parametrize("setting, field", [
     ("nodes.dynamics.rates.tf=5e-324", "dynamics.rates.tf"),        # 1 / 5e-324 is inf: the graph rounded it
