@@ -1,8 +1,8 @@
 """space-robot-campaign: Monte Carlo and parameter sweeps of a scenario, on Ray.
 
-    space-robot-campaign CAMPAIGN [--out DIR] [--address RAY_ADDRESS] [--workers N] [--resume] [--overwrite]
-                         [--runs N] [--progress|--no-progress] [--csv] [--no-plots] [--keep-bags WHICH]
-                         [--in-process]
+    space-robot-campaign CAMPAIGN [--out DIR] [--address RAY_ADDRESS [--connect-timeout S]] [--workers N]
+                         [--resume] [--overwrite] [--runs N] [--progress|--no-progress] [--csv] [--no-plots]
+                         [--keep-bags WHICH] [--in-process]
 
 CAMPAIGN is a path or the name of a shipped campaign (config/campaigns/). See docs/campaigns.md.
 """
@@ -20,7 +20,8 @@ EXIT_OK, EXIT_BAD_INPUT, EXIT_NOT_RUN = 0, 2, 3
 EXIT_STATUS_HELP = """exit status:
   0    every requested run has its row (whatever the runs' outcomes: the report says how many succeeded)
   2    bad input (campaign file, scenario, --out...): one line names it; nothing was run
-  3    the campaign could not run: Ray is missing, did not start, or the cluster is unreachable
+  3    the campaign could not run: Ray is missing, did not start, or the cluster did not answer within
+       --connect-timeout; nothing was written
   4    internal error (a bug; please report it with the traceback)
   130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: the rows of the finished runs are kept, the table and
        report written; --resume runs the missing ones"""
@@ -50,6 +51,19 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _connect_timeout(text: str) -> float:
+    """Seconds, above 0 and at most CONNECT_TIMEOUT_MAX_S (argparse type of --connect-timeout)."""
+    from .executors import CONNECT_TIMEOUT_MAX_S
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not 0 < value <= CONNECT_TIMEOUT_MAX_S:          # NaN fails both comparisons
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most {CONNECT_TIMEOUT_MAX_S:g} s, got {text!r}")
+    return value
+
+
 def _campaign_list() -> str:
     from space_robot_dynamics.config_reader import parse_yaml
     from space_robot_dynamics.package_share import resolve
@@ -67,6 +81,8 @@ def _campaign_list() -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .executors import CONNECT_TIMEOUT_S
+
     parser = argparse.ArgumentParser(
         prog=CAMPAIGN.tool, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a campaign (parameter sweep or Monte Carlo of a scenario) on Ray: one task per run, "
@@ -79,6 +95,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--address", metavar="RAY_ADDRESS",
                         help="join this running Ray cluster (e.g. 10.0.0.5:6379 or auto) instead of starting a "
                              "local Ray on this machine's cores")
+    parser.add_argument("--connect-timeout", type=_connect_timeout, metavar="S",
+                        help=f"with --address: how long the cluster has to answer before the campaign gives up "
+                             f"(exit 3, nothing written; default {CONNECT_TIMEOUT_S:g} s: a cluster answers in "
+                             "milliseconds on a LAN, a second or two over a VPN, and a head node still starting "
+                             "within ~5 s)")
     parser.add_argument("--workers", type=_positive_int,
                         help="runs at a time (default: every core here, or the cluster's CPUs with --address)")
     parser.add_argument("--resume", action="store_true",
@@ -113,11 +134,15 @@ def _campaign(args, interruption) -> int:
     from .campaign_output import default_out
     from .campaign_report import rate_text
     from .campaign_run import BagSelection, run_campaign
-    from .executors import ExecutorError, InProcessExecutor, RayExecutor
+    from .executors import CONNECT_TIMEOUT_S, ExecutorError, InProcessExecutor, RayExecutor
 
     if args.in_process and (args.address or (args.workers or 1) > 1):
         CAMPAIGN.say("error: --in-process runs one run at a time in this process: it takes neither --address nor "
                      "--workers above 1")
+        return EXIT_BAD_INPUT
+    if args.connect_timeout is not None and not args.address:
+        CAMPAIGN.say("error: --connect-timeout bounds joining a cluster: give it with --address (a local Ray is "
+                     "started, not joined)")
         return EXIT_BAD_INPUT
     try:
         bags = BagSelection.parse(args.keep_bags)
@@ -129,7 +154,10 @@ def _campaign(args, interruption) -> int:
     def executor():
         if args.in_process:
             return InProcessExecutor(stop=interruption)     # Ctrl-C stops the run in progress too
-        return RayExecutor(address=args.address, workers=args.workers)
+        # rearm: Ray's start and shutdown replace the SIGTERM handler at the C level (RayExecutor says how);
+        # without it a SIGTERM on Ray ended the campaign with a stack and exit 1, or killed it after the runs
+        return RayExecutor(address=args.address, workers=args.workers, stop=interruption, rearm=interruption.rearm,
+                           connect_timeout=args.connect_timeout or CONNECT_TIMEOUT_S)
 
     try:
         result = run_campaign(campaign, args.out or default_out(campaign), executor, limit=args.runs,
@@ -139,6 +167,9 @@ def _campaign(args, interruption) -> int:
         CAMPAIGN.say(f"error: {exc}")
         return EXIT_BAD_INPUT
     except ExecutorError as exc:
+        if interruption.requested:
+            CAMPAIGN.say(f"interrupted by {interruption.name} before any run started; nothing was written")
+            return interruption.exit_status
         CAMPAIGN.say(f"error: {exc}")
         return EXIT_NOT_RUN
     report = result.report

@@ -16,13 +16,23 @@ killed at any point keeps every row flushed before. `consolidate()` merges those
 `runs.parquet` into a new `runs.parquet` sorted by run (written aside, then renamed) and removes them; the
 campaign does that whenever it ends, interrupted or not. `read()` reads both, so a resumed campaign sees
 every run ever recorded; a run recorded twice (a crash between the rename and the removal) is kept once.
+
+Damage: a file of the table that is not whole Parquet with exactly this campaign's columns (cut short by a full
+disk or a copy, emptied, a stray file in runs.partial/, the table of another campaign) is never read past,
+merged, rewritten or removed: `read()` and `consolidate()` raise OutputError naming every such file and what to
+do, before anything is written. Reading around it would silently drop its runs (or, for another campaign's
+table, give null values), and merging would then remove it.
 """
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import time
 from pathlib import Path
+
+from space_robot_dynamics.errors import one_line
+from space_robot_runtime.output_directory import OutputError
 
 from .campaign_config import Campaign
 
@@ -31,6 +41,7 @@ PARTIAL_FOLDER = "runs.partial"
 CSV_FILE = "runs.csv"
 FLUSH_SECONDS = 1.0
 FLUSH_ROWS = 256
+DAMAGED_SHOWN = 5         # damaged files named in the error (a copy gone wrong can damage hundreds): a line to read
 
 
 def parameter_columns(campaign: Campaign) -> list[tuple[str, str]]:
@@ -130,14 +141,15 @@ class ResultTable:
         self._buffer.clear()
 
     def consolidate(self, csv: bool = False):
-        """Flush, merge everything into runs.parquet (sorted by run), remove the partial files; with `csv`, also
-        write runs.csv. Returns the merged table."""
+        """Flush, merge everything into runs.parquet (sorted by run), remove the partial files merged; with `csv`,
+        also write runs.csv. Returns the merged table. OutputError, with nothing written or removed, when a file
+        of the table is damaged."""
         import pyarrow.csv as pcsv
         import pyarrow.parquet as pq
 
         self.flush()
-        parts = sorted(self.partial.glob("*.parquet")) if self.partial.is_dir() else []
-        table = self.read()
+        parts = self._partial_files()
+        table = self._read(parts)          # raises on damage: nothing below runs, so nothing damaged is removed
         if parts or not self.path.exists():
             _write_aside(table, self.path, pq.write_table)
         for part in parts:
@@ -150,14 +162,37 @@ class ResultTable:
 
     # ---- reading ----------------------------------------------------------------------------
     def read(self):
-        """Every recorded row (runs.parquet and runs.partial/), one per run, sorted by run."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        """Every recorded row (runs.parquet and runs.partial/), one per run, sorted by run; OutputError naming
+        the damaged files, if any."""
+        return self._read(self._partial_files())
 
-        tables = [pq.read_table(self.path, schema=self.schema)] if self.path.exists() else []
-        if self.partial.is_dir():
-            tables += [pq.read_table(p, schema=self.schema) for p in sorted(self.partial.glob("*.parquet"))]
-        tables = [t.select(self.schema.names) for t in tables]
+    def recorded_runs(self) -> set[int]:
+        return set(self.read().column("run").to_pylist())
+
+    def _partial_files(self) -> list[Path]:
+        """The flushed files in runs.partial/ (anything named *.parquet there: a folder so named is damage, which
+        the reading names)."""
+        return sorted(self.partial.glob("*.parquet")) if self.partial.is_dir() else []
+
+    def _read(self, parts: list[Path]):
+        """runs.parquet (if any) and `parts`, merged: one row per run (the first recorded), sorted by run."""
+        import pyarrow as pa
+
+        files = ([self.path] if self.path.exists() or self.path.is_symlink() else []) + parts
+        tables, damaged = [], []
+        if self.partial.exists() and not self.partial.is_dir():
+            damaged.append(f"{PARTIAL_FOLDER} (not a folder)")
+        for path in files:
+            try:
+                tables.append(self._read_file(path))
+            except _Damaged as exc:
+                damaged.append(f"{path.relative_to(self.directory)} ({exc})")
+        if damaged:
+            if len(damaged) > DAMAGED_SHOWN:
+                damaged[DAMAGED_SHOWN:] = [f"and {len(damaged) - DAMAGED_SHOWN} more"]
+            raise OutputError(f"--out {self.directory}: cannot read its result table: {'; '.join(damaged)}: move "
+                              "the damaged file(s) out of --out (--resume then runs their runs again), or start the "
+                              "campaign again with --overwrite (without --resume); nothing was changed")
         if not tables:
             return self.schema.empty_table()
         table = pa.concat_tables(tables)
@@ -167,8 +202,50 @@ class ResultTable:
             first.setdefault(run, i)
         return table.take(pa.array(sorted(first.values(), key=runs.__getitem__), type=pa.int64()))
 
-    def recorded_runs(self) -> set[int]:
-        return set(self.read().column("run").to_pylist())
+    def _read_file(self, path: Path):
+        """One file of the table, as this campaign's schema; _Damaged saying why it is not one."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if not path.is_file():
+            raise _Damaged("not a file")
+        try:
+            # no `schema=` here: pyarrow would then fill a missing column with nulls and drop an unknown one,
+            # reading another campaign's table as this one's
+            table = pq.read_table(path)
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise _Damaged(_arrow_reason(exc)) from None
+        difference = _schema_difference(table.schema, self.schema)
+        if difference:
+            raise _Damaged(f"not this campaign's table: {difference}")
+        try:
+            return table.cast(self.schema)          # this schema's metadata and non-null columns
+        except (pa.ArrowException, ValueError) as exc:
+            raise _Damaged(_arrow_reason(exc)) from None
+
+
+class _Damaged(Exception):
+    """A file of the table that cannot be read as this campaign's (the text says why)."""
+
+
+def _arrow_reason(exc: Exception) -> str:
+    """pyarrow's text without the path it repeats (the message names the file already), on one line."""
+    text = re.sub(r"^Could not open Parquet input source '[^']*': ", "", str(exc))
+    return one_line(text).rstrip(".") or type(exc).__name__
+
+
+def _schema_difference(found, expected) -> str:
+    """The first column that differs between two table schemas, in words ('' when none does)."""
+    for i, field in enumerate(expected):
+        if i >= len(found.names):
+            return f"no column {field.name!r}"
+        if found.names[i] != field.name:
+            return f"column {i + 1} is {found.names[i]!r}, not {field.name!r}"
+        if not found.field(i).type.equals(field.type):
+            return f"column {field.name!r} holds {found.field(i).type}, not {field.type}"
+    if len(found.names) > len(expected.names):
+        return f"an extra column {found.names[len(expected.names)]!r}"
+    return ""
 
 
 def _write_aside(table, path: Path, writer) -> None:
