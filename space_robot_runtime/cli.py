@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from space_robot_dynamics.config_reader import parse_yaml
-from space_robot_dynamics.errors import ConfigError, SpaceRobotError, one_line
+from space_robot_dynamics.errors import ConfigError, SpaceRobotError
 from space_robot_runtime.command_line import EXIT_INTERNAL, CommandLine  # noqa: F401 - this tool's status 4
 from space_robot_scenario import find_scenario, load_scenario, parse_overrides, shipped_scenarios
 
@@ -205,7 +205,7 @@ def plot_main(argv: list[str] | None = None, interruption=None) -> int:
 
 def _plot(args) -> int:
     from space_robot_runtime.run_plots import plot_run
-    from space_robot_runtime.run_trace import read_bag
+    from space_robot_runtime.run_trace import bag_error_text, read_bag
 
     if not (args.bag / "metadata.yaml").is_file():
         PLOT.say(f"error: {args.bag} is not a rosbag2 directory (no metadata.yaml)")
@@ -213,7 +213,7 @@ def _plot(args) -> int:
     try:
         trace, info = read_bag(args.bag)
     except Exception as exc:  # noqa: BLE001 - any reader failure means an unreadable bag: say so, do not crash
-        PLOT.say(f"error: cannot read {args.bag}: {one_line(f'{type(exc).__name__}: {exc}')}")
+        PLOT.say(f"error: cannot read {args.bag}: {bag_error_text(exc)}")
         return EXIT_BAD_INPUT
     out = args.out or args.bag.resolve().parent
     try:

@@ -311,6 +311,21 @@ def read_bag(path: str | Path) -> tuple[RunTrace, dict]:
     return trace, info
 
 
+def bag_error_text(exc: BaseException) -> str:
+    """Why a bag could not be read, in one line. A malformed metadata.yaml (PyYAML's error here, ruamel's inside
+    rosbags' ReaderError: 3-6 lines each, naming '<unicode string>') is said as `metadata.yaml: not valid YAML:
+    line L, column C: ...`; anything else as `Type: text`."""
+    from space_robot_dynamics.config_reader import yaml_error_text
+    from space_robot_dynamics.errors import one_line
+
+    cause: BaseException | None = exc
+    while cause is not None:
+        if getattr(cause, "problem_mark", None) is not None:      # PyYAML's and ruamel's MarkedYAMLError
+            return f"metadata.yaml: not valid YAML: {yaml_error_text(cause)}"
+        cause = cause.__cause__ or cause.__context__
+    return one_line(f"{type(exc).__name__}: {exc}")
+
+
 def bag_custom_data(path: str | Path) -> dict:
     """The custom_data mapping of a rosbag2 directory's metadata.yaml (empty if absent)."""
     import yaml

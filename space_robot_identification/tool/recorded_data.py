@@ -14,6 +14,7 @@ import numpy as np
 
 from space_robot_dynamics.errors import ConfigError
 from space_robot_identification.recorded_signals import RecordedSignals
+from space_robot_runtime.run_trace import bag_error_text
 
 _FIELD = "--data"
 _JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -81,7 +82,7 @@ def read_bag_signals(path: Path) -> RecordedSignals:
     except ConfigError:
         raise
     except Exception as exc:  # noqa: BLE001 - any reader failure means an unreadable bag: say which and why
-        raise ConfigError(_FIELD, f"cannot read the bag {path}: {type(exc).__name__}: {exc}") from None
+        raise ConfigError(_FIELD, f"cannot read the bag {path}: {bag_error_text(exc)}") from None
     if not rows:
         raise ConfigError(_FIELD, f"the bag {path} has no JointState, Odometry or Vector3Stamped messages")
     origin = min(times[0] if times else 0 for times, _ in rows.values())
