@@ -24,7 +24,7 @@ synthetic_data:                     # the data when none is given (--data): one 
       truth: {PARAMETER: VALUE}     # or: the problem's simulation at these values (the rest: synthetic_data.truth,
                                     # then the simulation's nominal values), sampled at `sample_rate`
   truth: {PARAMETER: VALUE}
-  sample_rate: HZ
+  sample_rate: HZ                   # a simulated case's duration x sample_rate: at most MAX_SAMPLES (1e7)
   noise: {seeds: [...], sigma: {...}}              # synthetic_noise.py
 headline:                           # top-level figures of summary.json: over the main case's noisy datasets
   KEY: {metric: relative_error, parameter: NAME}   # (their mean; the noise-free one without noise seeds),
@@ -48,6 +48,11 @@ from .parameterized_simulation import SimulationProblemSpec
 from .synthetic_noise import NoiseModel, read_noise
 
 METRICS = ("relative_error", "inertia_relative_error", "com_error")
+# The most samples one simulated case (no scenario) may have, duration x sample_rate: each matched signal is a
+# float64 series of that length (8e7 B at the bound), held for every dataset (noise-free and one per noise seed)
+# and evaluated at every fit evaluation; 1e7 is 1e5 s at 100 Hz, far beyond an identification manoeuvre (the
+# shipped ones are 10-40 s), and a bound that still fits in memory (above it, the allocation failed half-way)
+MAX_SAMPLES = 10**7
 MULTI_START_DATASETS = ("all", "noise_free")
 
 
@@ -201,6 +206,13 @@ def _read_synthetic(reader: ConfigReader, problem, space: ParameterSpace, window
     if not noise_free and not noise.seeds:
         raise reader.error("noise_free", "is false and there are no noise seeds: no dataset to fit")
     sample_rate = reader.frequency("sample_rate", 100.0)
+    for case in cases:
+        samples = case.duration * sample_rate               # inf for a duration near 1e308: refused too
+        if case.scenario is None and not samples <= MAX_SAMPLES:
+            raise reader.error("sample_rate", f"{sample_rate:g} Hz over the {case.duration:g} s of case "
+                               f"{case.name!r} is {samples:.3g} samples, more than {MAX_SAMPLES:.0e}, the most one "
+                               "case takes (each signal is held in memory for every dataset): lower sample_rate or "
+                               "the duration")
     reader.reject_unknown()
     return SyntheticData(tuple(cases), noise, noise_free, truth, sample_rate)
 

@@ -182,6 +182,25 @@ def test_malformed_yaml_in_identification_and_campaign_configs_is_one_line(tmp_p
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.yaml"]
 
 
+@pytest.mark.parametrize("old, new, words", [
+    ("sample_rate: 100.0 ", "sample_rate: 1.0e15", "1e+15 Hz over the 10 s of case 'offset_2.8deg' is 1e+16 samples"),
+    ("{name: offset_2.8deg, main: true,", "{name: offset_2.8deg, main: true, duration: 1.0e308,",
+     "100 Hz over the 1e+308 s of case 'offset_2.8deg' is inf samples"),
+])
+def test_a_simulated_identification_case_too_long_to_hold_is_a_load_error(old, new, words, tmp_path, capsys):
+    """Before: the case was simulated, then np.arange of 1e16 samples raised MemoryError (exit 4, after the output
+    directory was staged); a duration of 1e308 overflowed int() (OverflowError)."""
+    from space_robot_identification.tool.cli import identify_main
+
+    text = (REPOSITORY / "config" / "identification" / "seed003_study.yaml").read_text()
+    assert old in text
+    config = tmp_path / "study.yaml"
+    config.write_text(text.replace(old, new).replace("model: config/", f"model: {REPOSITORY}/config/"))
+    refused(capsys, identify_main([str(config), "--out", str(tmp_path / "id"), "--no-progress"]),
+            "synthetic_data.sample_rate:", words, "more than 1e+07")
+    assert not (tmp_path / "id").exists()
+
+
 # ---- one writer per output directory ---------------------------------------------------------------
 HOLD_LOCK = ("import sys, time; from space_robot_runtime import directory_lock; "
              "directory_lock.acquire(sys.argv[1], 'space-robot-sim'); print('held', flush=True); time.sleep(600)")
