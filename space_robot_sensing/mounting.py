@@ -1,0 +1,41 @@
+"""Where a sensor sits: its frame's pose in a link of the model.
+
+`frame`: the link (a frame name of the model, e.g. base_link, right_hand); `position` (m) and `orientation`
+(unit quaternion x, y, z, w, REP-103 order) of the sensor frame in that link's frame. A vector measured in the
+sensor frame is R_link_sensor^T times the same vector in the link frame.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from space_robot_dynamics.config_reader import ConfigReader
+
+# |q| may differ from 1 by this much in a YAML quaternion (8 printed digits give ~1e-8; a hand-typed
+# 0.7071068 pair gives ~1e-7): beyond it the entry is a mistake, not rounding, and is refused
+QUATERNION_NORM_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class Mounting:
+    frame: str
+    position: np.ndarray          # m, in `frame`
+    rotation: Rotation            # R_frame_sensor: sensor axes expressed in `frame`
+
+    @property
+    def orientation_xyzw(self) -> np.ndarray:
+        return self.rotation.as_quat()
+
+
+def read_mounting(reader: ConfigReader, default_frame: str) -> Mounting:
+    """`frame`, `position` and `orientation` of a sensor's mapping (the defaults: `default_frame`, its origin,
+    its axes)."""
+    frame = reader.string("frame", default_frame)
+    position = reader.vector("position", 3, [0.0, 0.0, 0.0])
+    xyzw = reader.vector("orientation", 4, [0.0, 0.0, 0.0, 1.0])
+    norm = float(np.linalg.norm(xyzw))
+    if abs(norm - 1.0) > QUATERNION_NORM_TOLERANCE:
+        raise reader.error("orientation", f"must be a unit quaternion (x, y, z, w), got norm {norm:.9g}")
+    return Mounting(frame, position, Rotation.from_quat(xyzw / norm))
