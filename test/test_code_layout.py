@@ -13,8 +13,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # Layers, core first: a package may import only from layers listed before it (and itself).
 LAYERS = ["space_robot_dynamics", "space_robot_control", "space_robot_monitoring", "space_robot_sensing",
-          "space_robot_scenario", "space_robot_nodes", "space_robot_runtime", "space_robot_identification",
-          "space_robot_campaign"]
+          "space_robot_estimation", "space_robot_scenario", "space_robot_nodes", "space_robot_runtime",
+          "space_robot_identification", "space_robot_campaign"]
 # Core packages with a glue subfolder: outside it they may import only these earlier layers.
 CORE_WITH_GLUE = {"space_robot_identification": ("tool", {"space_robot_dynamics", "space_robot_control",
                                                           "space_robot_monitoring"})}

@@ -13,8 +13,8 @@ from space_robot_runtime.cli import scenario_path
 from space_robot_scenario import find_scenario, load_scenario
 
 PACKAGES = ["space_robot_dynamics", "space_robot_control", "space_robot_monitoring", "space_robot_sensing",
-            "space_robot_scenario", "space_robot_nodes", "space_robot_runtime", "space_robot_identification",
-            "space_robot_campaign"]
+            "space_robot_estimation", "space_robot_scenario", "space_robot_nodes", "space_robot_runtime",
+            "space_robot_identification", "space_robot_campaign"]
 # names docs/python_api.md promises, and where each lives
 REQUIRED = {
     "space_robot_dynamics": {"SystemModel": "model.system_model", "build_model": "model.system_model",
@@ -27,6 +27,7 @@ REQUIRED = {
                                "CentroidalMomentum": "momentum_matrices", "subtree_partition": "system_partition"},
     "space_robot_sensing": {"read_sensor_suite": "sensor_suite", "Gyro": "gyro", "StarTracker": "star_tracker",
                             "RelativePoseSensor": "relative_pose_sensor"},
+    "space_robot_estimation": {"AttitudeFilter": "attitude_filter", "nees": "consistency"},
     "space_robot_scenario": {"load_scenario": "scenario", "parse_overrides": "overrides",
                              "RobotDescription": "robot_descriptions", "NodesConfig": "node_config"},
     "space_robot_nodes": {"DynamicsCore": "dynamics_core", "ControllerCore": "controller_core"},
