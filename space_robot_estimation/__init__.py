@@ -1,15 +1,18 @@
 """space_robot_estimation: the estimators of a GNC loop, as ROS-free cores (docs/sensing.md).
 
 The bus attitude and gyro bias from a gyro and a star tracker: a multiplicative extended Kalman filter
-(attitude_filter.py), which takes measurements that arrive late (stamped at their sampling time) by rolling
-back to their stamp and propagating again. Consistency figures (NEES, NIS) are the estimators' own outputs
-(consistency.py). Imports point to space_robot_dynamics only (its errors and config reader).
+(attitude_filter.py); the target's relative pose and twist from the relative pose sensor, with the torque-free
+rigid body as its model (target_filter.py). Both take measurements that arrive late (stamped at their sampling
+time) by going back to their stamp and propagating again. Consistency figures (NEES, NIS) are the estimators'
+own outputs (consistency.py). Imports point to space_robot_dynamics only (its errors and config reader).
 """
 from space_robot_dynamics.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "AttitudeFilter": ".attitude_filter", "AttitudeFilterConfig": ".attitude_filter",
     "read_attitude_filter": ".attitude_filter", "AttitudeEstimate": ".attitude_filter",
+    "TargetFilter": ".target_filter", "TargetFilterConfig": ".target_filter", "TargetEstimate": ".target_filter",
+    "read_target_filter": ".target_filter", "pose_measurement_in_world": ".target_filter",
     "nees": ".consistency", "chi_square_interval": ".consistency",
 }
 __all__ = sorted(_EXPORTS)
