@@ -31,6 +31,7 @@ from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.package_share import find_in_share, resolve
 from space_robot_dynamics.simulation.initial_state import read_initial_state
 from space_robot_dynamics.simulation.simulator import SimulationSettings, read_simulation_settings
+from space_robot_sensing.sensor_suite import SensorSuiteConfig, read_sensor_suite
 
 from .comparison import ComparisonConfig, read_comparison
 from .consistency import check_goals, check_state_rates, check_torque_profile
@@ -95,6 +96,7 @@ class Scenario:
     gripper_goals: tuple = ()       # GripperGoal, by time
     cartesian_goals: tuple = ()     # CartesianGoal, by time (a capture's Cartesian approach)
     own_overrides: tuple = ()       # the given overrides of the scenario's own entries, as applied (field set)
+    sensors: SensorSuiteConfig = field(default_factory=SensorSuiteConfig)   # the model file's `sensors` (none: empty)
 
     def initial_state(self, system: SystemModel) -> tuple[np.ndarray, np.ndarray]:
         """(q0, v0) for `system` from the scenario's initial_state section (validated against the model; an error
@@ -155,6 +157,7 @@ def _read_sections(reader: ConfigReader, given: list[Override], own: list[Overri
 
     with blamed(list(files["model"].overrides)):
         model = read_model_config(files["model"].reader)
+        sensors = read_sensor_suite(files["model"].reader.sub("sensors", {}))
     with blamed(list(files["nodes"].overrides)):
         nodes = read_nodes_config(files["nodes"].reader)
     controller = None
@@ -192,6 +195,7 @@ def _read_sections(reader: ConfigReader, given: list[Override], own: list[Overri
         comparison=comparison,
         capture_goal=goals.capture,
         gripper_goals=goals.gripper,
+        sensors=sensors,
     )
     reader.reject_unknown()
     return scenario

@@ -18,19 +18,28 @@ from dataclasses import dataclass, field
 
 from space_robot_dynamics.config_reader import ConfigReader
 
-from . import force_torque_sensor, gyro, joint_encoders, relative_pose_sensor, star_tracker
 from .random_streams import sensor_stream
 
-# name in YAML -> (config reader, sensor class)
-_KINDS = {
-    gyro.NAME: (gyro.read_gyro, gyro.Gyro),
-    star_tracker.NAME: (star_tracker.read_star_tracker, star_tracker.StarTracker),
-    joint_encoders.ENCODERS: (joint_encoders.read_encoders, joint_encoders.QuantisedChannels),
-    joint_encoders.TACHOMETERS: (joint_encoders.read_tachometers, joint_encoders.QuantisedChannels),
-    force_torque_sensor.NAME: (force_torque_sensor.read_force_torque, force_torque_sensor.ForceTorqueSensor),
-    relative_pose_sensor.NAME: (relative_pose_sensor.read_relative_pose, relative_pose_sensor.RelativePoseSensor),
-}
-SENSOR_NAMES = tuple(_KINDS)
+# the sensors, in the order they are read and built (their modules are imported when a model declares one: a
+# scenario without sensors does not load SciPy's rotations for them)
+SENSOR_NAMES = ("gyro", "star_tracker", "joint_encoders", "wheel_tachometers", "wrist_force_torque", "target_pose")
+
+
+def _kinds() -> dict:
+    """name in YAML -> (config reader, sensor class)."""
+    from . import force_torque_sensor, gyro, joint_encoders, relative_pose_sensor, star_tracker
+
+    kinds = {
+        gyro.NAME: (gyro.read_gyro, gyro.Gyro),
+        star_tracker.NAME: (star_tracker.read_star_tracker, star_tracker.StarTracker),
+        joint_encoders.ENCODERS: (joint_encoders.read_encoders, joint_encoders.QuantisedChannels),
+        joint_encoders.TACHOMETERS: (joint_encoders.read_tachometers, joint_encoders.QuantisedChannels),
+        force_torque_sensor.NAME: (force_torque_sensor.read_force_torque, force_torque_sensor.ForceTorqueSensor),
+        relative_pose_sensor.NAME: (relative_pose_sensor.read_relative_pose,
+                                    relative_pose_sensor.RelativePoseSensor),
+    }
+    assert tuple(kinds) == SENSOR_NAMES
+    return kinds
 
 
 @dataclass(frozen=True)
@@ -40,12 +49,15 @@ class SensorSuiteConfig:
 
     def build(self) -> dict:
         """name -> a fresh sensor (its stream at its start): two builds give the same numbers."""
-        return {name: _KINDS[name][1](config, sensor_stream(self.seed, name)) for name, config in self.sensors.items()}
+        kinds = _kinds()
+        return {name: kinds[name][1](config, sensor_stream(self.seed, name)) for name, config in self.sensors.items()}
 
 
 def read_sensor_suite(reader: ConfigReader) -> SensorSuiteConfig:
     """`reader`: the `sensors` mapping."""
     seed = reader.integer("seed", 0, minimum=0)
-    sensors = {name: read(reader.sub(name)) for name, (read, _cls) in _KINDS.items() if reader.has(name)}
+    present = [name for name in SENSOR_NAMES if reader.has(name)]
+    kinds = _kinds() if present else {}
+    sensors = {name: kinds[name][0](reader.sub(name)) for name in present}
     reader.reject_unknown()
     return SensorSuiteConfig(seed, sensors)

@@ -1,0 +1,60 @@
+"""A model file's `sensors:` section reaches the scenario, validated at load; shipped scenarios declare none."""
+import pytest
+
+from space_robot_dynamics.errors import ConfigError
+from space_robot_scenario import load_scenario, parse_overrides
+from space_robot_scenario.scenario import shipped_scenarios
+
+SHARE_MODEL = "config/models/servicer_target.yaml"
+SENSORS = """
+sensors:
+  seed: 4
+  gyro: {rate: 100.0, angle_random_walk: 2.9e-6, rate_random_walk: 1.0e-8, saturation: 0.35}
+  star_tracker: {rate: 10.0, cross_boresight: 5.0e-6, about_boresight: 4.0e-5, latency: 0.1}
+  target_pose:
+    rate: 5.0
+    latency: 0.2
+    position_noise: {at_zero_range: 0.002, per_metre: 0.004}
+    attitude_noise: {at_zero_range: 0.002, per_metre: 0.003}
+    field_of_view: 0.7
+    max_range: 20.0
+"""
+
+
+def scenario_with(tmp_path, sensors: str):
+    from space_robot_dynamics.package_share import resolve
+
+    model = tmp_path / "sensed_model.yaml"
+    model.write_text(resolve(SHARE_MODEL).read_text() + sensors)
+    scenario = tmp_path / "sensed.yaml"
+    scenario.write_text(f"name: sensed\nmodel: {model}\nduration: 1.0\n")
+    return scenario
+
+
+def test_the_sensors_of_a_model_file_reach_the_scenario(tmp_path):
+    scenario = load_scenario(scenario_with(tmp_path, SENSORS))
+    assert scenario.sensors.seed == 4
+    assert list(scenario.sensors.sensors) == ["gyro", "star_tracker", "target_pose"]
+    built = scenario.sensors.build()
+    assert built["gyro"].config.saturation == 0.35
+
+
+def test_sensor_settings_take_set_overrides_of_the_model_file(tmp_path):
+    scenario = load_scenario(scenario_with(tmp_path, SENSORS), parse_overrides(["model.sensors.seed=9"]))
+    assert scenario.sensors.seed == 9
+
+
+@pytest.mark.parametrize("text, words", [
+    (SENSORS.replace("rate: 100.0", "rate: -1.0"), "sensors.gyro.rate: must be > 0"),
+    (SENSORS.replace("  seed: 4\n", "  seed: 4\n  lidar: {}\n"), "sensors.lidar: unknown key"),
+    (SENSORS.replace("max_range: 20.0", "max_range: .nan"), "sensors.target_pose.max_range: must be finite"),
+])
+def test_a_bad_sensors_section_is_refused_at_load_naming_the_model_file_and_field(tmp_path, text, words):
+    with pytest.raises(ConfigError, match="sensed_model.yaml: " + words):
+        load_scenario(scenario_with(tmp_path, text))
+
+
+def test_no_shipped_scenario_declares_sensors():
+    """Their figures stay as they were until a scenario of their own turns sensing on."""
+    for path in shipped_scenarios():
+        assert load_scenario(path).sensors.sensors == {}, path
