@@ -2,7 +2,8 @@
 
 The bus attitude and gyro bias from a gyro and a star tracker: a multiplicative extended Kalman filter
 (attitude_filter.py); the target's relative pose and twist from the relative pose sensor, with the torque-free
-rigid body as its model (target_filter.py). Both take measurements that arrive late (stamped at their sampling
+rigid body as its model (target_filter.py); joint angles and rates from encoders (joint_rate_tracker.py). The
+two filters take measurements that arrive late (stamped at their sampling
 time) by going back to their stamp and propagating again. Consistency figures (NEES, NIS) are the estimators'
 own outputs (consistency.py). Imports point to space_robot_dynamics only (its errors and config reader).
 """
@@ -13,6 +14,7 @@ _EXPORTS = {
     "read_attitude_filter": ".attitude_filter", "AttitudeEstimate": ".attitude_filter",
     "TargetFilter": ".target_filter", "TargetFilterConfig": ".target_filter", "TargetEstimate": ".target_filter",
     "read_target_filter": ".target_filter", "pose_measurement_in_world": ".target_filter",
+    "AlphaBetaGains": ".joint_rate_tracker", "JointRateTracker": ".joint_rate_tracker",
     "nees": ".consistency", "chi_square_interval": ".consistency",
 }
 __all__ = sorted(_EXPORTS)
