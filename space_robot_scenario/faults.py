@@ -1,4 +1,4 @@
-"""A scenario's `faults:` section: what fails, when, and how (issue 26's fault kinds).
+"""A scenario's `faults:` section: what fails, when, and how.
 
     faults:
       - {time: 12.0, component: rw_x_joint, kind: wheel_lost}            # the wheel gives no torque from then on
