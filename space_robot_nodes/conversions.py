@@ -38,6 +38,8 @@ JOINT_TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
 BOOL = "std_msgs/msg/Bool"
 WRENCH_STAMPED = "geometry_msgs/msg/WrenchStamped"
 POSE_STAMPED = "geometry_msgs/msg/PoseStamped"
+POSE_WITH_COVARIANCE_STAMPED = "geometry_msgs/msg/PoseWithCovarianceStamped"
+IMU = "sensor_msgs/msg/Imu"
 
 # diagnostic_msgs/DiagnosticStatus levels (values from its .msg definition; byte constants)
 OK, WARN, ERROR, STALE = 0, 1, 2, 3
@@ -233,6 +235,37 @@ def read_quaternion_stamped(msg, frame_id: str, field: str, norm_tolerance: floa
 def covariance(size: int = 36) -> np.ndarray:
     """Zero covariance: ground-truth simulation output carries no estimation uncertainty."""
     return np.zeros(size, dtype=np.float64)
+
+
+def not_provided(size: int = 9) -> np.ndarray:
+    """sensor_msgs/Imu's mark of a quantity the sensor does not measure: element 0 of its covariance is -1."""
+    values = np.zeros(size, dtype=np.float64)
+    values[0] = -1.0
+    return values
+
+
+def imu(types: MessageTypes, t: float, frame_id: str, orientation_xyzw=None, orientation_covariance=None,
+        angular_velocity=None, angular_velocity_covariance=None):
+    """A sensor_msgs/Imu with what a sensor gives: an orientation (of frame_id in the world) and/or an angular
+    velocity (rad/s, frame_id's axes), each with its 3x3 covariance (row-major); what it does not give (and
+    the linear acceleration: no accelerometer here) is marked with -1 (REP-145, the message's definition)."""
+    return types.make(
+        IMU, header=header(types, t, frame_id),
+        orientation=quaternion(types, orientation_xyzw if orientation_xyzw is not None else (0.0, 0.0, 0.0, 1.0)),
+        orientation_covariance=np.asarray(orientation_covariance, np.float64).ravel()
+        if orientation_xyzw is not None else not_provided(),
+        angular_velocity=vector3(types, angular_velocity if angular_velocity is not None else (0.0, 0.0, 0.0)),
+        angular_velocity_covariance=np.asarray(angular_velocity_covariance, np.float64).ravel()
+        if angular_velocity is not None else not_provided(),
+        linear_acceleration=vector3(types, (0.0, 0.0, 0.0)), linear_acceleration_covariance=not_provided())
+
+
+def pose_with_covariance_stamped(types: MessageTypes, t: float, frame_id: str, position, xyzw, covariance_6x6):
+    """Pose in frame_id; covariance of (x, y, z, rotation about frame_id's fixed X, Y, Z), row-major 6x6."""
+    pose = types.make("geometry_msgs/msg/Pose", position=point(types, position), orientation=quaternion(types, xyzw))
+    return types.make(POSE_WITH_COVARIANCE_STAMPED, header=header(types, t, frame_id), pose=types.make(
+        "geometry_msgs/msg/PoseWithCovariance", pose=pose,
+        covariance=np.asarray(covariance_6x6, np.float64).ravel()))
 
 
 def odometry(types: MessageTypes, t: float, frame_id: str, child_frame_id: str, position, orientation_xyzw,

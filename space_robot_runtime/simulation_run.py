@@ -36,6 +36,7 @@ from space_robot_nodes.lockstep_graph import Graph, largest_common_step
 from space_robot_nodes.message_types import RosbagsMessageTypes
 from space_robot_nodes.monitor_core import build_monitor
 from space_robot_nodes.scenario_player_core import ScenarioPlayerCore, trajectory_message
+from space_robot_nodes.sensors_core import SensorsCore
 from space_robot_nodes.visualization_core import build_visualization
 from space_robot_scenario import Scenario, comparison_scenario
 from space_robot_scenario.capture_plan import with_capture_plan
@@ -105,6 +106,10 @@ class SimulationRun:
         self.robot_state = self.graph.add(RobotStatePublisherCore(
             self.types, self.system, nodes.dynamics.joint_states, nodes.dynamics.tf, TF_STATIC,
             nodes.dynamics.tf_rate))
+        self.sensors = None
+        if scenario.sensors.sensors:                 # the model carries sensors (docs/sensing.md)
+            self.sensors = self.graph.add(SensorsCore(self.types, self.system, scenario.sensors, nodes.sensors,
+                                                      scenario.model.source))
         self.player = self.graph.add(ScenarioPlayerCore(self.types, scenario.trajectory_goal, scenario.attitude_goal,
                                                         nodes.controller, scenario.simulation.dt,
                                                         scenario.torque_profile, self.system.arm_joints,

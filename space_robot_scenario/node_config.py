@@ -25,7 +25,7 @@ from .overrides import apply_overrides
 SHIPPED_NODES = "config/nodes.yaml"
 # keyed by subtree name: taken whole from the file that gives them, never merged key by key with the shipped ones
 WHOLE_MAPPINGS = ("dynamics.topics.odometry", "dynamics.rates.odometry", "controller.topics.odometry",
-                  "monitor.topics.odometry", "visualization.topics.odometry")
+                  "monitor.topics.odometry", "visualization.topics.odometry", "sensors.topics.odometry")
 _TOPIC = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 TIMEOUT_BEHAVIOURS = ("hold_position", "zero_torque")
 THROTTLED_SUFFIX = "_throttle"          # topic_tools' `throttle` names its output so
@@ -226,6 +226,26 @@ class SawyerAdapterConfig:
 
 
 @dataclass(frozen=True)
+class SensorsNodeConfig:
+    """The sensors node (space_robot_nodes.sensors_core): the truth it reads, the topics it reports on."""
+
+    world_frame: str
+    release_rate: float             # Hz: how often measurements held for their latency are looked at
+    diagnostics_rate: float
+    joint_states: str
+    odometry: dict                  # subtree -> topic
+    grasp_wrench: str
+    imu: str
+    star_tracker: str
+    joint_encoders: str
+    wheel_tachometers: str
+    wrist_force_torque: str
+    target_pose: str
+    tf_static: str
+    diagnostics: str
+
+
+@dataclass(frozen=True)
 class NodesConfig:
     dynamics: DynamicsNodeConfig
     controller: ControllerNodeConfig
@@ -233,6 +253,7 @@ class NodesConfig:
     sawyer_adapter: SawyerAdapterConfig
     visualization: VisualizationNodeConfig
     source: str | None
+    sensors: SensorsNodeConfig | None = None
 
 
 # the topics read by name alone (config/nodes.yaml gives each, with what goes on it)
@@ -280,9 +301,24 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
     world = reader.string("world_frame")
     nodes = NodesConfig(_dynamics(reader.sub("dynamics"), world), _controller(reader.sub("controller"), world),
                         _monitor(reader.sub("monitor"), world), _sawyer_adapter(reader.sub("sawyer_adapter")),
-                        _visualization(reader.sub("visualization"), world), reader.source)
+                        _visualization(reader.sub("visualization"), world), reader.source,
+                        _sensors(reader.sub("sensors"), world))
     reader.reject_unknown()
     return nodes
+
+
+_SENSOR_TOPICS = ("joint_states", "grasp_wrench", "imu", "star_tracker", "joint_encoders", "wheel_tachometers",
+                  "wrist_force_torque", "target_pose", "tf_static", "diagnostics")
+
+
+def _sensors(sen: ConfigReader, world: str) -> SensorsNodeConfig:
+    topics = sen.sub("topics")
+    config = SensorsNodeConfig(world_frame=world, release_rate=rate(sen, "release_rate"),
+                               diagnostics_rate=rate(sen, "diagnostics_rate"), odometry=_odometry_topics(topics),
+                               **{name: topic(topics, name) for name in _SENSOR_TOPICS})
+    topics.reject_unknown()
+    sen.reject_unknown()
+    return config
 
 
 def _dynamics(dyn: ConfigReader, world: str) -> DynamicsNodeConfig:

@@ -68,7 +68,7 @@ def read_force_torque(reader: ConfigReader) -> ForceTorqueConfig:
         force_bias=reader.vector("force_bias", 3, [0.0, 0.0, 0.0]),
         torque_bias=reader.vector("torque_bias", 3, [0.0, 0.0, 0.0]),
         cutoff_frequency=cutoff, force_range=optional_positive("force_range"),
-        torque_range=optional_positive("torque_range"), mounting=read_mounting(reader, "right_hand"))
+        torque_range=optional_positive("torque_range"), mounting=read_mounting(reader, "right_hand", "ft_sensor_link"))
     reader.reject_unknown()
     return config
 

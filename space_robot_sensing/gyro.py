@@ -74,7 +74,7 @@ def read_gyro(reader: ConfigReader) -> GyroConfig:
         misalignment=_misalignment(reader),
         saturation=None if saturation is None else reader.number("saturation", exclusive_minimum=0.0),
         quantisation=reader.number("quantisation", 0.0, minimum=0.0),
-        mounting=read_mounting(reader, "base_link"),
+        mounting=read_mounting(reader, "base_link", "gyro_link"),
     )
     reader.reject_unknown()
     return config

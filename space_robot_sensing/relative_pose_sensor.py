@@ -80,7 +80,7 @@ def read_relative_pose(reader: ConfigReader) -> RelativePoseConfig:
         min_range=min_range, max_range=max_range,
         dropout_probability=reader.number("dropout_probability", 0.0, minimum=0.0, maximum=0.99),
         dropouts=read_windows(reader, "dropouts"), target_frame=reader.string("target_frame", "target/base_link"),
-        mounting=read_mounting(reader, "base_link"))
+        mounting=read_mounting(reader, "base_link", "pose_sensor_link"))
     reader.reject_unknown()
     return config
 

@@ -55,7 +55,7 @@ def read_star_tracker(reader: ConfigReader) -> StarTrackerConfig:
         about_boresight=reader.number("about_boresight", minimum=0.0),
         latency=reader.number("latency", 0.0, minimum=0.0),
         outages=read_windows(reader, "outages"),
-        mounting=read_mounting(reader, "base_link"),
+        mounting=read_mounting(reader, "base_link", "star_tracker_link"),
     )
     reader.reject_unknown()
     return config

@@ -1,0 +1,240 @@
+"""Sensors node core: the model's sensors (space_robot_sensing) between the simulator's truth and ROS messages.
+
+Subscribes the dynamics node's exact state: joint_states, the odometry of each floating base (pose in the world,
+twist in the base link) and grasp/wrench. At each sensor's own rate (the model file's `sensors` section) it
+samples the sensor model with the truth of that instant and reports (config/nodes.yaml `sensors.topics`):
+- imu/data (sensor_msgs/Imu): the gyro's rate in its own frame, with the white part's covariance
+  (GyroConfig.white_variance); orientation and linear acceleration marked not provided (-1);
+- star_tracker/attitude (sensor_msgs/Imu): the attitude of the tracker's link (the bus) in the world, its
+  covariance about the world's axes; angular velocity and acceleration not provided;
+- encoders/joint_states, tachometers/joint_states (sensor_msgs/JointState): arm joint positions, wheel speeds;
+- wrist/wrench (geometry_msgs/WrenchStamped): the grasp wrench (the target's on the hand; zero without a grasp),
+  moved to the sensor's frame and through the sensor model;
+- target/pose_measurement (geometry_msgs/PoseWithCovarianceStamped): the target frame in the pose sensor's frame,
+  when in view and not dropped;
+- tf_static: each sensor's frame on its link (latched), so every frame_id above is in the tree;
+- diagnostics: per sensor, measurements reported and, for the star tracker and the pose sensor, why the last
+  sample gave none (an outage, the target out of view, a dropout) at WARN.
+Every message is stamped at the instant the sensor sampled; one with latency is published at the first release
+tick (sensors.release_rate) at or after stamp + latency. Sampling runs in the COMMAND phase, after the dynamics
+node has published the state of the instant (SENSE) and before the controller's update (CONTROL).
+
+Frames: the gyro and the star tracker must sit on a floating base's link, the pose sensor too, and its target
+frame must be another floating base's link (their truth is that base's odometry); the wrist sensor on the frame
+the dynamics node gives grasp/wrench in. A state message the node cannot read is skipped and reported (WARN):
+the sensors keep their last truth, and the sample of that instant is not taken.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from space_robot_dynamics.errors import CommandError, ConfigError
+from space_robot_dynamics.model.system_model import SystemModel
+from space_robot_scenario.node_config import SensorsNodeConfig
+from space_robot_sensing.sensor_suite import SensorSuiteConfig
+
+from . import conversions as cv
+from .message_types import MessageTypes
+from .node_core import COMMAND, NodeCore
+from .robot_state import check_odometry_topics, floating_subtrees
+
+FIELD = "sensors"             # the model file's section, for errors about where a sensor sits
+
+
+class SensorsCore(NodeCore):
+    name = "sensors"
+
+    def __init__(self, types: MessageTypes, system: SystemModel, suite: SensorSuiteConfig,
+                 config: SensorsNodeConfig, source: str | None = None):
+        """`source`: the model file (named by errors about where a sensor sits)."""
+        super().__init__(types)
+        self.config = config
+        self.source = source
+        self.system = system
+        check_odometry_topics(system, config.odometry, "sensors.topics.odometry")
+        self.sensors = suite.build()
+        self._base_of = {s.base_link: s.name for s in floating_subtrees(system)}   # base link -> subtree
+        self._odometry: dict[str, tuple] = {}          # subtree -> (position, xyzw, linear, angular) at its stamp
+        self._joints: tuple[np.ndarray, np.ndarray] | None = None
+        self._wrench: tuple[str, np.ndarray, np.ndarray] | None = None
+        self._problems: dict[str, str] = {}            # topic -> the last reading problem
+        self._counts = {name: 0 for name in self.sensors}
+        self._why_not: dict[str, str] = {}             # sensor -> why its last sample gave nothing
+        names = system.config
+        self._arm, self._wheels = tuple(names.arm_joints), tuple(names.wheel_joints)
+        for subtree, topic_name in config.odometry.items():
+            self.add_subscription(topic_name, cv.ODOMETRY, lambda msg, s=subtree: self._take_odometry(s, msg),
+                                  latest_only=True)
+        if {"joint_encoders", "wheel_tachometers"} & set(self.sensors):
+            self.add_subscription(config.joint_states, cv.JOINT_STATE, self._take_joints, latest_only=True)
+        if "wrist_force_torque" in self.sensors:
+            self.add_subscription(config.grasp_wrench, cv.WRENCH_STAMPED, self._take_wrench, latest_only=True)
+        self._check_frames()
+        rates = "sensors"                               # the model file's section names the rate
+        for name, sensor in self.sensors.items():
+            topic_name = getattr(config, "imu" if name == "gyro" else name)
+            msgtype = {"gyro": cv.IMU, "star_tracker": cv.IMU, "joint_encoders": cv.JOINT_STATE,
+                       "wheel_tachometers": cv.JOINT_STATE, "wrist_force_torque": cv.WRENCH_STAMPED,
+                       "target_pose": cv.POSE_WITH_COVARIANCE_STAMPED}[name]
+            self.add_publication(topic_name, msgtype)
+            self.add_timer(name, 1.0 / sensor.config.rate, getattr(self, f"_sample_{name}"), COMMAND,
+                           ("model", f"{rates}.{name}.rate"))
+        if {"star_tracker", "target_pose"} & set(self.sensors):
+            self.add_timer("release", 1.0 / config.release_rate, self._release, COMMAND,
+                           ("nodes", "sensors.release_rate"))
+        self.add_publication(config.tf_static, cv.TF_MESSAGE, transient_local=True)
+        self.add_publication(config.diagnostics, cv.DIAGNOSTIC_ARRAY)
+        self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self._diagnostics, COMMAND,
+                       ("nodes", "sensors.diagnostics_rate"))
+
+    # ---- where the sensors sit ---------------------------------------------------------------------------------
+    def _check_frames(self) -> None:
+        for name in ("gyro", "star_tracker", "target_pose"):
+            if name in self.sensors and self.sensors[name].config.mounting.frame not in self._base_of:
+                frame = self.sensors[name].config.mounting.frame
+                raise ConfigError(f"{FIELD}.{name}.frame", f"must be the link of a floating base (one of "
+                                  f"{sorted(self._base_of)}): its truth is that base's odometry, got {frame!r}",
+                                  self.source)
+        if "target_pose" in self.sensors:
+            config = self.sensors["target_pose"].config
+            if config.target_frame not in self._base_of or config.target_frame == config.mounting.frame:
+                raise ConfigError(f"{FIELD}.target_pose.target_frame", "must be the link of another floating base "
+                                  f"(one of {sorted(set(self._base_of) - {config.mounting.frame})}), got "
+                                  f"{config.target_frame!r}", self.source)
+
+    def start(self) -> None:
+        transforms = [cv.transform_stamped(self.types, 0.0, sensor.config.mounting.frame,
+                                           sensor.config.mounting.sensor_frame, sensor.config.mounting.position,
+                                           sensor.config.mounting.orientation_xyzw)
+                      for name, sensor in self.sensors.items() if hasattr(sensor.config, "mounting")]
+        if transforms:
+            self.publish(self.config.tf_static, cv.tf_message(self.types, transforms))
+
+    # ---- truth in ----------------------------------------------------------------------------------------------
+    def _take_odometry(self, subtree: str, msg) -> None:
+        base = next(s.base_link for s in floating_subtrees(self.system) if s.name == subtree)
+        try:
+            self._odometry[subtree] = cv.read_odometry(msg, self.config.world_frame, base,
+                                                       self.config.odometry[subtree])
+        except CommandError as exc:
+            self._problems[self.config.odometry[subtree]] = str(exc)
+
+    def _take_joints(self, msg) -> None:
+        try:
+            self._joints = cv.read_joint_state(msg, self._arm + self._wheels, self.config.joint_states)
+        except CommandError as exc:
+            self._problems[self.config.joint_states] = str(exc)
+
+    def _take_wrench(self, msg) -> None:
+        force, torque = cv.xyz_of(msg.wrench.force), cv.xyz_of(msg.wrench.torque)
+        if not (np.isfinite(force).all() and np.isfinite(torque).all()):
+            self._problems[self.config.grasp_wrench] = f"{self.config.grasp_wrench}: non-finite wrench"
+            return
+        self._wrench = (msg.header.frame_id, force, torque)
+
+    def _base_state(self, link: str):
+        return self._odometry.get(self._base_of[link])
+
+    # ---- sampling ----------------------------------------------------------------------------------------------
+    def _sample_gyro(self, now: float) -> None:
+        gyro = self.sensors["gyro"]
+        state = self._base_state(gyro.config.mounting.frame)
+        if state is None:
+            return
+        rate = gyro.sample(state[3])
+        covariance = np.eye(3) * gyro.config.white_variance
+        self._counts["gyro"] += 1
+        self.publish(self.config.imu, cv.imu(self.types, now, gyro.config.mounting.sensor_frame,
+                                             angular_velocity=rate, angular_velocity_covariance=covariance))
+
+    def _sample_star_tracker(self, now: float) -> None:
+        tracker = self.sensors["star_tracker"]
+        state = self._base_state(tracker.config.mounting.frame)
+        if state is not None and not tracker.sample(now, state[1]):
+            self._why_not["star_tracker"] = f"outage at t = {now:.3f} s"
+        elif state is not None:
+            self._why_not.pop("star_tracker", None)
+
+    def _sample_joint_encoders(self, now: float) -> None:
+        if self._joints is not None:
+            positions = self.sensors["joint_encoders"].sample(self._joints[0][:len(self._arm)])
+            self._counts["joint_encoders"] += 1
+            self.publish(self.config.joint_encoders, cv.joint_state(self.types, now, self._arm, positions, [], []))
+
+    def _sample_wheel_tachometers(self, now: float) -> None:
+        if self._joints is not None:
+            speeds = self.sensors["wheel_tachometers"].sample(self._joints[1][len(self._arm):])
+            self._counts["wheel_tachometers"] += 1
+            self.publish(self.config.wheel_tachometers, cv.joint_state(self.types, now, self._wheels, [], speeds, []))
+
+    def _sample_wrist_force_torque(self, now: float) -> None:
+        from space_robot_sensing.force_torque_sensor import wrench_in_sensor_frame
+
+        sensor = self.sensors["wrist_force_torque"]
+        mounting = sensor.config.mounting
+        force, torque = np.zeros(3), np.zeros(3)            # no grasp/wrench yet: nothing loads the wrist
+        if self._wrench is not None:
+            frame, force, torque = self._wrench
+            if frame != mounting.frame:
+                self._problems[self.config.grasp_wrench] = (f"{self.config.grasp_wrench}: in frame {frame!r}, but "
+                                                            f"the wrist sensor sits on {mounting.frame!r}")
+                return
+        measured = sensor.sample(wrench_in_sensor_frame(mounting, force, torque))
+        self._counts["wrist_force_torque"] += 1
+        self.publish(self.config.wrist_force_torque, cv.wrench_stamped(self.types, now, mounting.sensor_frame,
+                                                                       measured[:3], measured[3:]))
+
+    def _sample_target_pose(self, now: float) -> None:
+        from scipy.spatial.transform import Rotation
+
+        sensor = self.sensors["target_pose"]
+        mounting = sensor.config.mounting
+        bus, target = self._base_state(mounting.frame), self._base_state(sensor.config.target_frame)
+        if bus is None or target is None:
+            return
+        bus_rotation = Rotation.from_quat(bus[1])
+        sensor_rotation = bus_rotation * mounting.rotation                       # R_world_sensor
+        sensor_position = bus[0] + bus_rotation.apply(mounting.position)
+        position = sensor_rotation.inv().apply(target[0] - sensor_position)      # p_CT
+        rotation = sensor_rotation.inv() * Rotation.from_quat(target[1])         # R_CT
+        if sensor.sample(now, position, rotation):
+            self._why_not.pop("target_pose", None)
+        else:
+            self._why_not["target_pose"] = f"{sensor.status} at t = {now:.3f} s"
+
+    def _release(self, now: float) -> None:
+        if "star_tracker" in self.sensors:
+            tracker = self.sensors["star_tracker"]
+            from space_robot_sensing.star_tracker import covariance_in_world
+
+            for solution in tracker.release(now):
+                self._counts["star_tracker"] += 1
+                self.publish(self.config.star_tracker, cv.imu(
+                    self.types, solution.stamp, tracker.config.mounting.frame,
+                    orientation_xyzw=solution.value.xyzw,
+                    orientation_covariance=covariance_in_world(solution.value)))
+        if "target_pose" in self.sensors:
+            sensor = self.sensors["target_pose"]
+            for measurement in sensor.release(now):
+                self._counts["target_pose"] += 1
+                m = measurement.value
+                self.publish(self.config.target_pose, cv.pose_with_covariance_stamped(
+                    self.types, measurement.stamp, sensor.config.mounting.sensor_frame, m.position, m.xyzw,
+                    m.covariance))
+
+    # ---- diagnostics -------------------------------------------------------------------------------------------
+    def _diagnostics(self, now: float) -> None:
+        if not self.wanted(self.config.diagnostics):
+            return
+        statuses = []
+        for name in self.sensors:
+            why = self._why_not.get(name)
+            statuses.append(cv.diagnostic_status(
+                self.types, cv.WARN if why else cv.OK, f"sensors: {name}",
+                f"no measurement: {why}" if why else "measuring",
+                values=[("measurements", self._counts[name])]))
+        for topic_name, problem in sorted(self._problems.items()):
+            statuses.append(cv.diagnostic_status(self.types, cv.WARN, f"sensors: {topic_name}",
+                                                 f"skipped an unreadable message: {problem}"))
+        self._problems.clear()
+        self.publish(self.config.diagnostics, cv.diagnostic_array(self.types, now, statuses))

@@ -1,0 +1,130 @@
+"""The sensors node (space_robot_nodes/sensors_core.py) in the standalone runtime: a model with every sensor,
+run for 2 s; the measured topics read back from the bag against the truth beside them."""
+import math
+
+import numpy as np
+import pytest
+from rosbags.rosbag2 import Reader
+
+from space_robot_dynamics.errors import ConfigError
+from space_robot_dynamics.package_share import resolve
+from space_robot_nodes.message_types import RosbagsMessageTypes
+from space_robot_runtime.simulation_run import SimulationRun
+from space_robot_scenario import load_scenario
+
+ARW = 1.0e-6                                          # rad/s^0.5: 1e-5 rad/s a sample at 100 Hz
+SENSORS = f"""
+sensors:
+  seed: 4
+  gyro: {{rate: 100.0, angle_random_walk: {ARW}, rate_random_walk: 1.0e-7,
+          orientation: [0.38268343236508984, 0.0, 0.0, 0.9238795324112867]}}
+  star_tracker: {{rate: 10.0, cross_boresight: 5.0e-5, about_boresight: 4.0e-4, latency: 0.1}}
+  joint_encoders: {{rate: 1000.0, noise: 1.0e-5, counts_per_revolution: 524288}}
+  wheel_tachometers: {{rate: 100.0, noise: 0.01, resolution: 0.005}}
+  wrist_force_torque: {{rate: 1000.0, force_noise: 0.05, torque_noise: 0.002, cutoff_frequency: 100.0}}
+  target_pose:
+    rate: 5.0
+    latency: 0.2
+    position_noise: {{at_zero_range: 0.002, per_metre: 0.004}}
+    attitude_noise: {{at_zero_range: 0.002, per_metre: 0.003}}
+    field_of_view: 2.0
+    max_range: 20.0
+"""
+
+
+def sensed_scenario(tmp_path, sensors=SENSORS):
+    model = tmp_path / "sensed_model.yaml"
+    model.write_text(resolve("config/models/servicer_target.yaml").read_text() + sensors)
+    scenario = tmp_path / "sensed.yaml"
+    scenario.write_text(f"name: sensed\nmodel: {model}\nduration: 2.0\n"
+                        "goals: {attitude_setpoint: {publish_at: 0.0, orientation_xyzw: [0.0, 0.0, 0.0998334166, "
+                        "0.9950041653]}}\n")
+    return scenario
+
+
+def read_topics(bag):
+    typestore = RosbagsMessageTypes().typestore
+    out = {}
+    with Reader(bag) as reader:
+        for connection, log_time, raw in reader.messages():
+            out.setdefault(connection.topic, []).append((log_time, typestore.deserialize_cdr(raw,
+                                                                                            connection.msgtype)))
+    return out
+
+
+def stamp(msg) -> int:
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+
+
+@pytest.fixture(scope="module")
+def sensed_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("sensed")
+    run = SimulationRun(load_scenario(sensed_scenario(tmp)))
+    result = run.run(out_dir=tmp / "out", plots=False, progress=False)
+    assert result.complete
+    return read_topics(result.bag)
+
+
+def test_every_sensor_reports_in_its_frame_and_every_frame_is_on_tf_static(sensed_run):
+    frames = {"imu/data": "gyro_link", "star_tracker/attitude": "base_link", "encoders/joint_states": "",
+              "tachometers/joint_states": "", "wrist/wrench": "ft_sensor_link",
+              "target/pose_measurement": "pose_sensor_link"}
+    for topic, frame in frames.items():
+        assert sensed_run.get(topic), topic
+        assert {m.header.frame_id for _t, m in sensed_run[topic]} == {frame}, topic
+    static = {(t.header.frame_id, t.child_frame_id) for _log, m in sensed_run["tf_static"] for t in m.transforms}
+    assert {("base_link", "gyro_link"), ("base_link", "star_tracker_link"), ("right_hand", "ft_sensor_link"),
+            ("base_link", "pose_sensor_link")} <= static
+
+
+def test_late_measurements_are_stamped_when_taken_and_published_after_their_latency(sensed_run):
+    for topic, latency_ns in (("star_tracker/attitude", 100_000_000), ("target/pose_measurement", 200_000_000)):
+        delays = {log - stamp(m) for log, m in sensed_run[topic]}
+        assert delays == {latency_ns}, topic
+    assert {stamp(m) for _log, m in sensed_run["imu/data"]} == {log for log, _m in sensed_run["imu/data"]}
+
+
+def test_the_gyro_reports_the_bus_rate_in_its_own_axes_with_its_noise(sensed_run):
+    """The bus slews (an attitude setpoint 0.2 rad about z): the gyro, tilted 45 deg about x on the bus, reports
+    R_bus_gyro^T omega_bus plus noise of the configured white variance (the rate random walk is negligible over
+    2 s). 200 samples: the variance within 4 sigma of its estimate, 4 sqrt(2 / 199) = 40 %; the bus turns at more
+    than 20 noise sigmas, so a frame error (0.77 omega for 45 deg) would be a variance hundreds of times larger."""
+    truth = {stamp(m): np.array([m.twist.twist.angular.x, m.twist.twist.angular.y, m.twist.twist.angular.z])
+             for _log, m in sensed_run["base/odom"]}
+    c, s = math.cos(math.pi / 4), math.sin(math.pi / 4)
+    to_gyro = np.array([[1.0, 0.0, 0.0], [0.0, c, s], [0.0, -s, c]])           # R_bus_gyro^T, about x
+    errors, moving = [], 0.0
+    for _log, m in sensed_run["imu/data"]:
+        omega = truth[stamp(m)]
+        moving = max(moving, float(np.linalg.norm(omega)))
+        errors.append(np.array([m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z]) - to_gyro @ omega)
+        assert m.orientation_covariance[0] == -1.0 and m.linear_acceleration_covariance[0] == -1.0
+    variance = ARW ** 2 * 100.0                               # sigma_v^2 / dt
+    assert moving > 20 * math.sqrt(variance)                  # the bus does turn: a frame error would show
+    measured = np.mean(np.array(errors) ** 2, axis=0)
+    np.testing.assert_allclose(measured / variance, 1.0, atol=4 * math.sqrt(2 / (len(errors) - 1)))
+    np.testing.assert_allclose(sensed_run["imu/data"][0][1].angular_velocity_covariance,
+                               np.eye(3).ravel() * (variance + 1e-14 / 1200), rtol=1e-9)
+
+
+def test_the_same_configuration_gives_the_same_measurements(sensed_run, tmp_path):
+    again = read_topics(SimulationRun(load_scenario(sensed_scenario(tmp_path))).run(
+        out_dir=tmp_path / "out", plots=False, progress=False).bag)
+    typestore = RosbagsMessageTypes().typestore
+    for topic, msgtype in (("imu/data", "sensor_msgs/msg/Imu"),
+                           ("target/pose_measurement", "geometry_msgs/msg/PoseWithCovarianceStamped")):
+        first = [typestore.serialize_cdr(m, msgtype) for _t, m in sensed_run[topic]]
+        second = [typestore.serialize_cdr(m, msgtype) for _t, m in again[topic]]
+        assert first == second, topic
+
+
+def test_a_gyro_not_on_a_floating_base_is_refused_naming_the_model_file(tmp_path):
+    sensors = "\nsensors:\n  gyro: {rate: 100.0, angle_random_walk: 1.0e-4, frame: right_l3}\n"
+    with pytest.raises(ConfigError, match="sensed_model.yaml: sensors.gyro.frame: must be the link of a floating"):
+        SimulationRun(load_scenario(sensed_scenario(tmp_path, sensors)))
+
+
+def test_a_sensor_rate_the_step_cannot_count_is_refused_naming_the_model_setting(tmp_path):
+    sensors = "\nsensors:\n  gyro: {rate: 300.0, angle_random_walk: 1.0e-4}\n"
+    with pytest.raises(ConfigError, match=r"sensed_model.yaml: sensors.gyro.rate: 300 Hz .* not a whole number"):
+        SimulationRun(load_scenario(sensed_scenario(tmp_path, sensors)))
