@@ -54,7 +54,11 @@ class SensorsCore(NodeCore):
         check_odometry_topics(system, config.odometry, "sensors.topics.odometry")
         self.sensors = suite.build()
         self._base_of = {s.base_link: s.name for s in floating_subtrees(system)}   # base link -> subtree
-        self._odometry: dict[str, tuple] = {}          # subtree -> (position, xyzw, linear, angular) at its stamp
+        self._link_of = {name: link for link, name in self._base_of.items()}       # subtree -> base link
+        # the latest odometry message per subtree, read only when a sensor samples (the bus's comes at 1 kHz and
+        # the sensors sample at 100 Hz at most: reading every one would cost ten times what is used)
+        self._odometry_msg: dict[str, object] = {}
+        self._joint_msg = None
         self._joints: tuple[np.ndarray, np.ndarray] | None = None
         self._wrench: tuple[str, np.ndarray, np.ndarray] | None = None
         self._problems: dict[str, str] = {}            # topic -> the last reading problem
@@ -112,18 +116,21 @@ class SensorsCore(NodeCore):
 
     # ---- truth in ----------------------------------------------------------------------------------------------
     def _take_odometry(self, subtree: str, msg) -> None:
-        base = next(s.base_link for s in floating_subtrees(self.system) if s.name == subtree)
-        try:
-            self._odometry[subtree] = cv.read_odometry(msg, self.config.world_frame, base,
-                                                       self.config.odometry[subtree])
-        except CommandError as exc:
-            self._problems[self.config.odometry[subtree]] = str(exc)
+        self._odometry_msg[subtree] = msg
 
     def _take_joints(self, msg) -> None:
-        try:
-            self._joints = cv.read_joint_state(msg, self._arm + self._wheels, self.config.joint_states)
-        except CommandError as exc:
-            self._problems[self.config.joint_states] = str(exc)
+        self._joint_msg = msg
+
+    def _joint_state(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(positions, velocities) of arm joints then wheels from the latest joint_states, None if unreadable."""
+        if self._joint_msg is not None:
+            msg, self._joint_msg = self._joint_msg, None
+            try:
+                self._joints = cv.read_joint_state(msg, self._arm + self._wheels, self.config.joint_states)
+            except CommandError as exc:
+                self._problems[self.config.joint_states] = str(exc)
+                self._joints = None
+        return self._joints
 
     def _take_wrench(self, msg) -> None:
         force, torque = cv.xyz_of(msg.wrench.force), cv.xyz_of(msg.wrench.torque)
@@ -133,7 +140,18 @@ class SensorsCore(NodeCore):
         self._wrench = (msg.header.frame_id, force, torque)
 
     def _base_state(self, link: str):
-        return self._odometry.get(self._base_of[link])
+        """(position, xyzw, linear, angular) of the floating base whose link is `link`, from its latest odometry;
+        None before the first or when it cannot be read (reported)."""
+        subtree = self._base_of[link]
+        msg = self._odometry_msg.get(subtree)
+        if msg is None:
+            return None
+        topic_name = self.config.odometry[subtree]
+        try:
+            return cv.read_odometry(msg, self.config.world_frame, self._link_of[subtree], topic_name)
+        except CommandError as exc:
+            self._problems[topic_name] = str(exc)
+            return None
 
     # ---- sampling ----------------------------------------------------------------------------------------------
     def _sample_gyro(self, now: float) -> None:
@@ -156,14 +174,16 @@ class SensorsCore(NodeCore):
             self._why_not.pop("star_tracker", None)
 
     def _sample_joint_encoders(self, now: float) -> None:
-        if self._joints is not None:
-            positions = self.sensors["joint_encoders"].sample(self._joints[0][:len(self._arm)])
+        joints = self._joint_state()
+        if joints is not None:
+            positions = self.sensors["joint_encoders"].sample(joints[0][:len(self._arm)])
             self._counts["joint_encoders"] += 1
             self.publish(self.config.joint_encoders, cv.joint_state(self.types, now, self._arm, positions, [], []))
 
     def _sample_wheel_tachometers(self, now: float) -> None:
-        if self._joints is not None:
-            speeds = self.sensors["wheel_tachometers"].sample(self._joints[1][len(self._arm):])
+        joints = self._joint_state()
+        if joints is not None:
+            speeds = self.sensors["wheel_tachometers"].sample(joints[1][len(self._arm):])
             self._counts["wheel_tachometers"] += 1
             self.publish(self.config.wheel_tachometers, cv.joint_state(self.types, now, self._wheels, [], speeds, []))
 

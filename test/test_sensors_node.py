@@ -128,3 +128,32 @@ def test_a_sensor_rate_the_step_cannot_count_is_refused_naming_the_model_setting
     sensors = "\nsensors:\n  gyro: {rate: 300.0, angle_random_walk: 1.0e-4}\n"
     with pytest.raises(ConfigError, match=r"sensed_model.yaml: sensors.gyro.rate: 300 Hz .* not a whole number"):
         SimulationRun(load_scenario(sensed_scenario(tmp_path, sensors)))
+
+
+def test_an_unreadable_state_message_is_skipped_and_reported_and_the_next_good_one_is_used(tmp_path):
+    """A base odometry with a NaN: the gyro takes no sample then (nothing passed on), diagnostics say WARN naming
+    the topic; the next good message is sampled as usual."""
+    from space_robot_nodes import conversions as cv
+    from space_robot_nodes.sensors_core import SensorsCore
+
+    gyro_only = "\nsensors:\n  gyro: {rate: 100.0, angle_random_walk: 1.0e-6}\n"
+    scenario = load_scenario(sensed_scenario(tmp_path, gyro_only))
+    types = RosbagsMessageTypes()
+    run = SimulationRun(scenario)
+    core = SensorsCore(types, run.system, scenario.sensors, scenario.nodes.sensors, scenario.model.source)
+    published = []
+    core.attach(lambda topic, msg: published.append((topic, msg)), lambda: 0.0, lambda _topic: True)
+
+    def odometry(angular):
+        return cv.odometry(types, 0.0, "world", "base_link", [0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [0.0] * 3,
+                           angular)
+
+    core._take_odometry("servicer", odometry([float("nan"), 0.0, 0.0]))
+    core._sample_gyro(0.0)
+    core._diagnostics(0.0)
+    assert [topic for topic, _m in published] == ["diagnostics"]
+    warned = [s for s in published[0][1].status if s.name == "sensors: base/odom"]
+    assert warned and warned[0].level == cv.WARN and "non-finite" in warned[0].message
+    core._take_odometry("servicer", odometry([0.0, 0.0, 0.01]))
+    core._sample_gyro(0.01)
+    assert published[-1][0] == "imu/data" and abs(published[-1][1].angular_velocity.z - 0.01) < 1e-4
