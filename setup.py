@@ -117,6 +117,7 @@ setup(
             "sawyer_command_adapter = space_robot_nodes.ros.sawyer_command_adapter:main",
             "scenario_player = space_robot_nodes.ros.scenario_player_node:main",
             "visualization_node = space_robot_nodes.ros.visualization_node:main",
+            "sensors_node = space_robot_nodes.ros.sensors_node:main",
         ],
     },
 )

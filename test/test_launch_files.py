@@ -220,3 +220,19 @@ def test_the_sawyer_viewers_run_without_rviz(monkeypatch):
                             viewers="true")
     executables = {n.kwargs["executable"] for n in nodes}
     assert {"robot_state_publisher", "visualization_node"} <= executables and "rviz2" not in executables
+
+
+def test_simulation_launch_starts_the_sensors_node_only_for_a_model_with_sensors(monkeypatch, tmp_path):
+    from space_robot_dynamics.package_share import resolve
+
+    model = tmp_path / "sensed_model.yaml"
+    model.write_text(resolve("config/models/servicer_target.yaml").read_text()
+                     + "\nsensors:\n  gyro: {rate: 100.0, angle_random_walk: 1.0e-4}\n")
+    scenario = tmp_path / "sensed.yaml"
+    scenario.write_text(f"name: sensed\nmodel: {model}\n")
+    nodes = {n.kwargs["executable"]: n for n in _launched_nodes(monkeypatch, "simulation.launch.py", scenario)}
+    assert nodes["sensors_node"].kwargs["parameters"][0] == {"scenario": str(scenario)}
+    assert nodes["sensors_node"].kwargs["parameters"][1]["use_sim_time"] is True
+    default = _launched_nodes(monkeypatch, "simulation.launch.py", ROOT / "config" / "scenarios" /
+                              "servicer_pregrasp.yaml")
+    assert "sensors_node" not in {n.kwargs["executable"] for n in default}
