@@ -33,9 +33,7 @@ import pinocchio as pin
 
 from space_robot_dynamics.config_reader import ConfigReader
 
-# Slack (s) when matching a measurement's stamp to a gyro sample's time: both are counted in simulation steps,
-# so equal times may differ by a few ulps
-STAMP_SLACK_S = 1e-9
+from .state_history import STAMP_SLACK_S, StateHistory
 
 
 @dataclass(frozen=True)
@@ -99,7 +97,7 @@ class AttitudeFilter:
 
     def __init__(self, config: AttitudeFilterConfig):
         self.config = config
-        self._states: deque[_State] = deque()
+        self._states = StateHistory(config.history)
         self._early: deque[tuple[float, np.ndarray]] = deque()     # gyro samples before the first solution
         self.last_nis: float | None = None
         self.updates = 0
@@ -110,7 +108,7 @@ class AttitudeFilter:
         return bool(self._states)
 
     def estimate(self) -> AttitudeEstimate:
-        s = self._states[-1]
+        s = self._states.latest
         return AttitudeEstimate(s.t, xyzw_of(s.rotation), s.bias.copy(), s.rate - s.bias, s.covariance.copy())
 
     # ---- propagation ------------------------------------------------------------------------------------------
@@ -123,10 +121,7 @@ class AttitudeFilter:
             while self._early[0][0] < t - self.config.history - STAMP_SLACK_S:
                 self._early.popleft()
             return
-        last = self._states[-1]
-        self._states.append(self._step(last, t, np.asarray(omega_m, float)))
-        while self._states[0].t < t - self.config.history - STAMP_SLACK_S and len(self._states) > 1:
-            self._states.popleft()
+        self._states.append(self._step(self._states.latest, t, np.asarray(omega_m, float)))
 
     def _step(self, s: _State, t: float, omega_m: np.ndarray) -> _State:
         dt = t - s.t
@@ -154,27 +149,16 @@ class AttitudeFilter:
             self._states.append(_State(stamp, measured, np.zeros(3), p0, np.zeros(3)))
             for t, omega_m in self._early:
                 if t > stamp + STAMP_SLACK_S:
-                    self._states.append(self._step(self._states[-1], t, omega_m))
+                    self._states.append(self._step(self._states.latest, t, omega_m))
             self._early.clear()
             return True
-        index = self._index_at(stamp)
-        if index is None:
+        covariance = np.asarray(covariance, float)
+        if not self._states.replay(stamp, lambda s: self._corrected(s, measured, covariance),
+                                   lambda previous, s: self._step(previous, s.t, s.rate)):
             self.too_old += 1
             return False
-        states = list(self._states)
-        states[index] = self._corrected(states[index], measured, np.asarray(covariance, float))
-        for k in range(index + 1, len(states)):                      # propagate again through the later samples
-            states[k] = self._step(states[k - 1], states[k].t, states[k].rate)
-        self._states = deque(states)
         self.updates += 1
         return True
-
-    def _index_at(self, stamp: float) -> int | None:
-        """The last state at or before `stamp`; None if the history starts after it."""
-        for k in range(len(self._states) - 1, -1, -1):
-            if self._states[k].t <= stamp + STAMP_SLACK_S:
-                return k
-        return None
 
     def _corrected(self, s: _State, measured: np.ndarray, r: np.ndarray) -> _State:
         innovation = pin.log3(s.rotation.T @ measured)

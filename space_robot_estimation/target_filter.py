@@ -30,7 +30,6 @@ initialises r and R; v and omega start at zero with `initial_velocity_sigma` and
 """
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,7 +37,8 @@ import pinocchio as pin
 
 from space_robot_dynamics.config_reader import ConfigReader
 
-from .attitude_filter import STAMP_SLACK_S, rotation_of, xyzw_of
+from .attitude_filter import rotation_of, xyzw_of
+from .state_history import StateHistory
 
 _EYE3 = np.eye(3)
 
@@ -106,7 +106,7 @@ class TargetFilter:
         self._j = config.inertia
         self._j_inv = np.linalg.inv(config.inertia)
         self._c = -np.asarray(config.com, float)          # the frame's origin from the CoM, target frame
-        self._states: deque[_State] = deque()
+        self._states = StateHistory(config.history)
         self.last_nis: float | None = None
         self.updates = 0
         self.too_old = 0
@@ -116,7 +116,7 @@ class TargetFilter:
         return bool(self._states)
 
     def estimate(self) -> TargetEstimate:
-        s = self._states[-1]
+        s = self._states.latest
         return TargetEstimate(s.t, s.r.copy(), s.v.copy(), s.r + s.rotation @ self._c, xyzw_of(s.rotation),
                               s.omega.copy(), s.covariance.copy())
 
@@ -124,9 +124,7 @@ class TargetFilter:
     def predict(self, t: float) -> None:
         if not self._states:
             return
-        self._states.append(self._step(self._states[-1], t))
-        while self._states[0].t < t - self.config.history - STAMP_SLACK_S and len(self._states) > 1:
-            self._states.popleft()
+        self._states.append(self._step(self._states.latest, t))
 
     def _euler(self, omega: np.ndarray) -> np.ndarray:
         return self._j_inv @ (-np.cross(omega, self._j @ omega))
@@ -173,20 +171,12 @@ class TargetFilter:
             self._states.append(_State(stamp, frame_position - measured @ self._c, np.zeros(3), measured,
                                        np.zeros(3), p0))
             return True
-        index = None
-        for k in range(len(self._states) - 1, -1, -1):
-            if self._states[k].t <= stamp + STAMP_SLACK_S:
-                index = k
-                break
-        if index is None:
+        if not self._states.replay(
+                stamp, lambda s: self._corrected(s, frame_position, measured, position_variance, attitude_variance,
+                                                 np.asarray(rotation_world_sensor, float)),
+                lambda previous, s: self._step(previous, s.t)):
             self.too_old += 1
             return False
-        states = list(self._states)
-        states[index] = self._corrected(states[index], frame_position, measured, position_variance,
-                                        attitude_variance, np.asarray(rotation_world_sensor, float))
-        for k in range(index + 1, len(states)):
-            states[k] = self._step(states[k - 1], states[k].t)
-        self._states = deque(states)
         self.updates += 1
         return True
 
