@@ -71,9 +71,9 @@ def test_the_sensors_node_reports_beside_the_dynamics_node_and_ends_cleanly(prob
         assert {m.header.frame_id for m in poses} == {"pose_sensor_link"}
         assert all(m.orientation_covariance[0] == -1.0 for m in imu)
         assert all(m.angular_velocity_covariance[0] == -1.0 for m in tracker)
-        # stamped when taken, on the simulated clock (/clock at 100 Hz): increasing, each a tick of that clock
+        # stamped when taken, on the simulated clock (/clock at 100 Hz): each stamp a tick of that clock (two
+        # sensors nodes run here, one for each way of stopping, so each stamp comes twice)
         stamps = [stamp(m) for m in tracker]
-        assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)
         assert all(abs(t * 100 - round(t * 100)) < 1e-6 for t in stamps)
         start = time.monotonic()
         pids = {way: wait_until(lambda c=c: c.children()[:1], 10, "the node process")[0]
