@@ -66,6 +66,10 @@ class SensorsCore(NodeCore):
         self._why_not: dict[str, str] = {}             # sensor -> why its last sample gave nothing
         names = system.config
         self._arm, self._wheels = tuple(names.arm_joints), tuple(names.wheel_joints)
+        # the joints each channel reads (its `joints`, default all of its sort) as indices into arm + wheels
+        self._channels = {name: self._channel_joints(name, sort, offset) for name, sort, offset in
+                          (("joint_encoders", self._arm, 0), ("wheel_tachometers", self._wheels, len(self._arm)))
+                          if name in self.sensors}
         for subtree, topic_name in config.odometry.items():
             self.add_subscription(topic_name, cv.ODOMETRY, lambda msg, s=subtree: self._take_odometry(s, msg),
                                   latest_only=True)
@@ -92,6 +96,17 @@ class SensorsCore(NodeCore):
                        ("nodes", "sensors.diagnostics_rate"))
 
     # ---- where the sensors sit ---------------------------------------------------------------------------------
+    def _channel_joints(self, name: str, joints: tuple, offset: int) -> tuple[tuple, list]:
+        """(joint names, their indices in arm + wheels) of an encoder or tachometer channel."""
+        chosen = self.sensors[name].config.joints
+        chosen = joints if chosen is None else chosen
+        unknown = [j for j in chosen if j not in joints]
+        if unknown or not chosen:
+            sort = "arm joints" if name == "joint_encoders" else "reaction wheels"
+            raise ConfigError(f"{FIELD}.{name}.joints", f"must name {sort} of the model ({', '.join(joints) or 'none'})"
+                              f", got {list(chosen)}", self.source)
+        return tuple(chosen), [offset + joints.index(j) for j in chosen]
+
     def _check_frames(self) -> None:
         for name in ("gyro", "star_tracker", "target_pose"):
             if name in self.sensors and self.sensors[name].config.mounting.frame not in self._base_of:
@@ -176,16 +191,18 @@ class SensorsCore(NodeCore):
     def _sample_joint_encoders(self, now: float) -> None:
         joints = self._joint_state()
         if joints is not None:
-            positions = self.sensors["joint_encoders"].sample(joints[0][:len(self._arm)])
+            names, rows = self._channels["joint_encoders"]
+            positions = self.sensors["joint_encoders"].sample(joints[0][rows])
             self._counts["joint_encoders"] += 1
-            self.publish(self.config.joint_encoders, cv.joint_state(self.types, now, self._arm, positions, [], []))
+            self.publish(self.config.joint_encoders, cv.joint_state(self.types, now, names, positions, [], []))
 
     def _sample_wheel_tachometers(self, now: float) -> None:
         joints = self._joint_state()
         if joints is not None:
-            speeds = self.sensors["wheel_tachometers"].sample(joints[1][len(self._arm):])
+            names, rows = self._channels["wheel_tachometers"]
+            speeds = self.sensors["wheel_tachometers"].sample(joints[1][rows])
             self._counts["wheel_tachometers"] += 1
-            self.publish(self.config.wheel_tachometers, cv.joint_state(self.types, now, self._wheels, [], speeds, []))
+            self.publish(self.config.wheel_tachometers, cv.joint_state(self.types, now, names, [], speeds, []))
 
     def _sample_wrist_force_torque(self, now: float) -> None:
         from space_robot_sensing.force_torque_sensor import wrench_in_sensor_frame

@@ -157,3 +157,21 @@ def test_an_unreadable_state_message_is_skipped_and_reported_and_the_next_good_o
     core._take_odometry("servicer", odometry([0.0, 0.0, 0.01]))
     core._sample_gyro(0.01)
     assert published[-1][0] == "imu/data" and abs(published[-1][1].angular_velocity.z - 0.01) < 1e-4
+
+
+def test_encoder_and_tachometer_channels_take_the_joints_named(tmp_path):
+    """`joints` chooses a channel's joints (default: every arm joint, every wheel); a joint of the wrong sort is
+    refused naming the field."""
+    sensors = ("\nsensors:\n  joint_encoders: {rate: 100.0, noise: 0.0, joints: [right_j3, right_j0]}\n"
+               "  wheel_tachometers: {rate: 100.0, noise: 0.0, joints: [rw_z_joint]}\n")
+    result = SimulationRun(load_scenario(sensed_scenario(tmp_path, sensors))).run(
+        duration=0.05, out_dir=tmp_path / "out", plots=False, progress=False)
+    topics = read_topics(result.bag)
+    truth = {stamp(m): dict(zip(m.name, m.position)) for _t, m in topics["joint_states"]}
+    for _log, m in topics["encoders/joint_states"]:
+        assert list(m.name) == ["right_j3", "right_j0"] and len(m.velocity) == 0
+        assert list(m.position) == [truth[stamp(m)]["right_j3"], truth[stamp(m)]["right_j0"]]   # noise 0
+    assert {tuple(m.name) for _t, m in topics["tachometers/joint_states"]} == {("rw_z_joint",)}
+    wrong = "\nsensors:\n  joint_encoders: {rate: 100.0, joints: [rw_x_joint]}\n"
+    with pytest.raises(ConfigError, match="sensors.joint_encoders.joints: must name arm joints of the model"):
+        SimulationRun(load_scenario(sensed_scenario(tmp_path, wrong)))
