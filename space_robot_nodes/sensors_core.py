@@ -30,6 +30,7 @@ import numpy as np
 
 from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.model.system_model import SystemModel
+from space_robot_scenario.faults import FaultSchedule
 from space_robot_scenario.node_config import SensorsNodeConfig
 from space_robot_sensing.sensor_suite import SensorSuiteConfig
 
@@ -45,11 +46,15 @@ class SensorsCore(NodeCore):
     name = "sensors"
 
     def __init__(self, types: MessageTypes, system: SystemModel, suite: SensorSuiteConfig,
-                 config: SensorsNodeConfig, source: str | None = None):
-        """`source`: the model file (named by errors about where a sensor sits)."""
+                 config: SensorsNodeConfig, source: str | None = None, faults: FaultSchedule | None = None):
+        """`source`: the model file (named by errors about where a sensor sits). `faults`: the scenario's schedule,
+        whose sensor faults this node applies (outages and dropouts as windows, bias jumps when due) and reports
+        at the tick each happens."""
         super().__init__(types)
         self.config = config
         self.source = source
+        self.faults = faults or FaultSchedule()
+        self._faults_until = -float("inf")              # faults due up to this time are applied
         self.system = system
         check_odometry_topics(system, config.odometry, "sensors.topics.odometry")
         self.sensors = suite.build()
@@ -78,6 +83,15 @@ class SensorsCore(NodeCore):
         if "wrist_force_torque" in self.sensors:
             self.add_subscription(config.grasp_wrench, cv.WRENCH_STAMPED, self._take_wrench, latest_only=True)
         self._check_frames()
+        for name, attribute in (("star_tracker", "outages"), ("target_pose", "dropouts")):
+            if name in self.sensors:
+                windows = getattr(self.sensors[name], attribute)
+                for start, end in self.faults.windows(name).windows:
+                    windows = windows.added(start, end)
+                setattr(self.sensors[name], attribute, windows)
+        if self.faults.faults:          # first in the tick: a fault at t strikes the samples taken at t
+            self.add_timer("faults", 1.0 / config.release_rate, self._apply_faults, COMMAND,
+                           ("nodes", "sensors.release_rate"))
         rates = "sensors"                               # the model file's section names the rate
         for name, sensor in self.sensors.items():
             topic_name = getattr(config, "imu" if name == "gyro" else name)
@@ -258,6 +272,23 @@ class SensorsCore(NodeCore):
                 self.publish(self.config.target_pose, cv.pose_with_covariance_stamped(
                     self.types, measurement.stamp, sensor.config.mounting.sensor_frame, m.position, m.xyzw,
                     m.covariance))
+
+    # ---- faults ------------------------------------------------------------------------------------------------
+    def _apply_faults(self, now: float) -> None:
+        """The faults due since the last look: a bias jump changes the gyro from now on (outages and dropouts are
+        windows its sensor already holds); each is reported at once, at WARN, naming what happened."""
+        due = self.faults.due(self._faults_until, now)
+        self._faults_until = now
+        if not due:
+            return
+        statuses = []
+        for fault in due:
+            if fault.kind == "bias_jump":
+                self.sensors["gyro"].add_bias(fault.value)
+            statuses.append(cv.diagnostic_status(self.types, cv.WARN, f"sensors: {fault.component}",
+                                                 f"fault: {fault.description}",
+                                                 values=[("fault", fault.kind), ("time_s", fault.time)]))
+        self.publish(self.config.diagnostics, cv.diagnostic_array(self.types, now, statuses))
 
     # ---- diagnostics -------------------------------------------------------------------------------------------
     def _diagnostics(self, now: float) -> None:

@@ -109,7 +109,7 @@ class SimulationRun:
         self.sensors = None
         if scenario.sensors.sensors:                 # the model carries sensors (docs/sensing.md)
             self.sensors = self.graph.add(SensorsCore(self.types, self.system, scenario.sensors, nodes.sensors,
-                                                      scenario.model.source))
+                                                      scenario.model.source, scenario.faults))
         self.player = self.graph.add(ScenarioPlayerCore(self.types, scenario.trajectory_goal, scenario.attitude_goal,
                                                         nodes.controller, scenario.simulation.dt,
                                                         scenario.torque_profile, self.system.arm_joints,

@@ -36,6 +36,8 @@ KINDS = {
     "dropout": (SENSOR, "target_pose", "no target pose measurement for `duration` s"),
 }
 _WINDOWED = ("outage", "dropout")
+ACTUATOR_KINDS = tuple(kind for kind, (sort, _sensor, _what) in KINDS.items() if sort != SENSOR)
+SENSOR_KINDS = tuple(kind for kind, (sort, _sensor, _what) in KINDS.items() if sort == SENSOR)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from space_robot_sensing.sensor_suite import SensorSuiteConfig, read_sensor_suit
 from .comparison import ComparisonConfig, read_comparison
 from .consistency import check_goals, check_state_rates, check_torque_profile
 from .evaluation import EvaluationConfig, read_evaluation
+from .faults import ACTUATOR_KINDS, SENSOR_KINDS, FaultSchedule, read_faults
 from .goals import AttitudeGoal, CaptureGoal, TrajectoryGoal, read_goals
 from .named_files import read_named_files
 from .node_config import NodesConfig, read_nodes_config
@@ -97,6 +98,7 @@ class Scenario:
     cartesian_goals: tuple = ()     # CartesianGoal, by time (a capture's Cartesian approach)
     own_overrides: tuple = ()       # the given overrides of the scenario's own entries, as applied (field set)
     sensors: SensorSuiteConfig = field(default_factory=SensorSuiteConfig)   # the model file's `sensors` (none: empty)
+    faults: FaultSchedule = field(default_factory=FaultSchedule)     # `faults:` (faults.py); none: empty
 
     def initial_state(self, system: SystemModel) -> tuple[np.ndarray, np.ndarray]:
         """(q0, v0) for `system` from the scenario's initial_state section (validated against the model; an error
@@ -167,6 +169,10 @@ def _read_sections(reader: ConfigReader, given: list[Override], own: list[Overri
         with blamed(list(files["nodes"].overrides + files["controller"].overrides)):
             check_state_rates(nodes, controller, files["nodes"].reader, model.flexible)
     check_goals(goals, model, controller, reader.source)
+    faults = read_faults(reader, duration, model.wheel_joints, model.arm_joints, tuple(sensors.sensors))
+    for fault in faults.of_kind(*ACTUATOR_KINDS):
+        raise ConfigError(f"{fault.field}.kind", f"{fault.kind} is not simulated yet (the sensors' faults are: "
+                          f"{', '.join(SENSOR_KINDS)}; docs/sensing.md); remove the entry", reader.source)
     torque_profile = read_torque_profile(reader, model)
     check_torque_profile(torque_profile, controller, reader.source)
     comparison = read_comparison(reader)
@@ -196,6 +202,7 @@ def _read_sections(reader: ConfigReader, given: list[Override], own: list[Overri
         capture_goal=goals.capture,
         gripper_goals=goals.gripper,
         sensors=sensors,
+        faults=faults,
     )
     reader.reject_unknown()
     return scenario

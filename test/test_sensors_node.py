@@ -175,3 +175,38 @@ def test_encoder_and_tachometer_channels_take_the_joints_named(tmp_path):
     wrong = "\nsensors:\n  joint_encoders: {rate: 100.0, joints: [rw_x_joint]}\n"
     with pytest.raises(ConfigError, match="sensors.joint_encoders.joints: must name arm joints of the model"):
         SimulationRun(load_scenario(sensed_scenario(tmp_path, wrong)))
+
+
+FAULTS = """faults:
+  - {time: 0.5, component: gyro, kind: bias_jump, value: [0.0, 0.0, 0.01]}
+  - {time: 0.3, component: star_tracker, kind: outage, duration: 0.5}
+  - {time: 1.0, component: target_pose, kind: dropout, duration: 0.6}
+"""
+
+
+def test_sensor_faults_strike_when_scheduled_and_are_reported_then(tmp_path):
+    """A gyro bias jump of 0.01 rad/s about z at 0.5 s (1000 noise sigmas), a star tracker outage over [0.3, 0.8)
+    and a pose dropout over [1.0, 1.6): the gyro's z error jumps at 0.5 s, no solution or pose is taken in its
+    window, and diagnostics report each fault at the tick it happens."""
+    scenario_path = sensed_scenario(tmp_path, SENSORS.replace("orientation: [0.38268343236508984, 0.0, 0.0, "
+                                                              "0.9238795324112867]", "orientation: [0, 0, 0, 1]"))
+    scenario_path.write_text(scenario_path.read_text() + FAULTS)
+    topics = read_topics(SimulationRun(load_scenario(scenario_path)).run(
+        out_dir=tmp_path / "out", plots=False, progress=False).bag)
+    truth = {stamp(m): m.twist.twist.angular.z for _log, m in topics["base/odom"]}
+    jumps = [(stamp(m), m.angular_velocity.z - truth[stamp(m)]) for _log, m in topics["imu/data"]]
+    assert all(abs(error) < 1e-4 for t, error in jumps if t < 500_000_000)
+    assert all(abs(error - 0.01) < 1e-4 for t, error in jumps if t >= 500_000_000)
+    assert not [m for _l, m in topics["star_tracker/attitude"] if 300_000_000 <= stamp(m) < 800_000_000]
+    assert not [m for _l, m in topics["target/pose_measurement"] if 1_000_000_000 <= stamp(m) < 1_600_000_000]
+    reports = {(s.name, log) for log, m in topics["diagnostics"] for s in m.status if s.message.startswith("fault:")}
+    assert reports == {("sensors: gyro", 500_000_000), ("sensors: star_tracker", 300_000_000),
+                       ("sensors: target_pose", 1_000_000_000)}
+
+
+def test_an_actuator_fault_is_refused_until_it_is_simulated(tmp_path):
+    scenario_path = sensed_scenario(tmp_path)
+    scenario_path.write_text(scenario_path.read_text()
+                             + "faults:\n  - {time: 0.5, component: rw_x_joint, kind: wheel_lost}\n")
+    with pytest.raises(ConfigError, match=r"sensed.yaml: faults\[0\].kind: wheel_lost is not simulated yet"):
+        load_scenario(scenario_path)

@@ -22,7 +22,7 @@ def build(node, types):
         raise ConfigError("sensors", "the scenario's model declares no sensor (docs/sensing.md): nothing to "
                                      "measure", scenario.model.source)
     return SensorsCore(types, SystemModel(scenario.model), scenario.sensors, scenario.nodes.sensors,
-                       scenario.model.source), None
+                       scenario.model.source, scenario.faults), None
 
 
 def main(args=None) -> int:
