@@ -128,6 +128,14 @@ class SensorsCore(NodeCore):
                 raise ConfigError(f"{FIELD}.{name}.frame", f"must be the link of a floating base (one of "
                                   f"{sorted(self._base_of)}): its truth is that base's odometry, got {frame!r}",
                                   self.source)
+        if "wrist_force_torque" in self.sensors:
+            grasp = self.system.config.grasp
+            frame = self.sensors["wrist_force_torque"].config.mounting.frame
+            if grasp is None or frame != grasp.end_effector_frame:
+                raise ConfigError(f"{FIELD}.wrist_force_torque.frame", "must be the grasp's end_effector_frame (the "
+                                  "frame of grasp/wrench, the sensor's load), "
+                                  + (f"{grasp.end_effector_frame!r}" if grasp else "and the model has no grasp")
+                                  + f", got {frame!r}", self.source)
         if "target_pose" in self.sensors:
             config = self.sensors["target_pose"].config
             if config.target_frame not in self._base_of or config.target_frame == config.mounting.frame:

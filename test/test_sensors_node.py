@@ -210,3 +210,9 @@ def test_an_actuator_fault_is_refused_until_it_is_simulated(tmp_path):
                              + "faults:\n  - {time: 0.5, component: rw_x_joint, kind: wheel_lost}\n")
     with pytest.raises(ConfigError, match=r"sensed.yaml: faults\[0\].kind: wheel_lost is not simulated yet"):
         load_scenario(scenario_path)
+
+
+def test_a_wrist_sensor_off_the_grasp_frame_is_refused(tmp_path):
+    sensors = "\nsensors:\n  wrist_force_torque: {rate: 100.0, frame: right_l5}\n"
+    with pytest.raises(ConfigError, match="sensors.wrist_force_torque.frame: must be the grasp's end_effector_frame"):
+        SimulationRun(load_scenario(sensed_scenario(tmp_path, sensors)))
