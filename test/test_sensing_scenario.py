@@ -58,3 +58,18 @@ def test_no_shipped_scenario_declares_sensors():
     """Their figures stay as they were until a scenario of their own turns sensing on."""
     for path in shipped_scenarios():
         assert load_scenario(path).sensors.sensors == {}, path
+
+
+def test_the_example_of_docs_sensing_md_is_a_valid_sensors_section():
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    from space_robot_dynamics.config_reader import ConfigReader
+    from space_robot_sensing.sensor_suite import SENSOR_NAMES, read_sensor_suite
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "sensing.md").read_text()
+    block = re.search(r"```yaml\n(sensors:.*?)```", text, re.S).group(1)
+    suite = read_sensor_suite(ConfigReader(yaml.safe_load(block)["sensors"], "docs/sensing.md", "sensors"))
+    assert tuple(suite.sensors) == SENSOR_NAMES               # every sensor shown
