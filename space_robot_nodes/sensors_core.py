@@ -26,6 +26,8 @@ the sensors keep their last truth, and the sample of that instant is not taken.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from space_robot_dynamics.errors import CommandError, ConfigError
@@ -40,6 +42,7 @@ from .node_core import COMMAND, NodeCore
 from .robot_state import check_odometry_topics, floating_subtrees
 
 FIELD = "sensors"             # the model file's section, for errors about where a sensor sits
+_CHANNELS = ("joint_encoders", "wheel_tachometers")     # joint_states channels, sampled by _sample_channel
 
 
 class SensorsCore(NodeCore):
@@ -99,8 +102,9 @@ class SensorsCore(NodeCore):
                        "wheel_tachometers": cv.JOINT_STATE, "wrist_force_torque": cv.WRENCH_STAMPED,
                        "target_pose": cv.POSE_WITH_COVARIANCE_STAMPED}[name]
             self.add_publication(topic_name, msgtype)
-            self.add_timer(name, 1.0 / sensor.config.rate, getattr(self, f"_sample_{name}"), COMMAND,
-                           ("model", f"{rates}.{name}.rate"))
+            sample = functools.partial(self._sample_channel, name) if name in _CHANNELS else \
+                getattr(self, f"_sample_{name}")
+            self.add_timer(name, 1.0 / sensor.config.rate, sample, COMMAND, ("model", f"{rates}.{name}.rate"))
         if {"star_tracker", "target_pose"} & set(self.sensors):
             self.add_timer("release", 1.0 / config.release_rate, self._release, COMMAND,
                            ("nodes", "sensors.release_rate"))
@@ -199,8 +203,9 @@ class SensorsCore(NodeCore):
         rate = gyro.sample(state[3])
         covariance = np.eye(3) * gyro.config.white_variance
         self._counts["gyro"] += 1
-        self.publish(self.config.imu, cv.imu(self.types, now, gyro.config.mounting.sensor_frame,
-                                             angular_velocity=rate, angular_velocity_covariance=covariance))
+        if self.wanted(self.config.imu):            # sampled either way: the noise stream stays the same
+            self.publish(self.config.imu, cv.imu(self.types, now, gyro.config.mounting.sensor_frame,
+                                                 angular_velocity=rate, angular_velocity_covariance=covariance))
 
     def _sample_star_tracker(self, now: float) -> None:
         tracker = self.sensors["star_tracker"]
@@ -210,21 +215,19 @@ class SensorsCore(NodeCore):
         elif state is not None:
             self._why_not.pop("star_tracker", None)
 
-    def _sample_joint_encoders(self, now: float) -> None:
+    def _sample_channel(self, name: str, now: float) -> None:
+        """Encoders (arm positions) or tachometers (wheel speeds) from the latest joint_states."""
         joints = self._joint_state()
-        if joints is not None:
-            names, rows = self._channels["joint_encoders"]
-            positions = self.sensors["joint_encoders"].sample(joints[0][rows])
-            self._counts["joint_encoders"] += 1
-            self.publish(self.config.joint_encoders, cv.joint_state(self.types, now, names, positions, [], []))
-
-    def _sample_wheel_tachometers(self, now: float) -> None:
-        joints = self._joint_state()
-        if joints is not None:
-            names, rows = self._channels["wheel_tachometers"]
-            speeds = self.sensors["wheel_tachometers"].sample(joints[1][rows])
-            self._counts["wheel_tachometers"] += 1
-            self.publish(self.config.wheel_tachometers, cv.joint_state(self.types, now, names, [], speeds, []))
+        if joints is None:
+            return
+        names, rows = self._channels[name]
+        encoders = name == "joint_encoders"
+        measured = self.sensors[name].sample(joints[0 if encoders else 1][rows])
+        self._counts[name] += 1
+        topic_name = getattr(self.config, name)
+        if self.wanted(topic_name):
+            self.publish(topic_name, cv.joint_state(self.types, now, names, measured if encoders else [],
+                                                    [] if encoders else measured, []))
 
     def _sample_wrist_force_torque(self, now: float) -> None:
         from space_robot_sensing.force_torque_sensor import wrench_in_sensor_frame
@@ -240,8 +243,9 @@ class SensorsCore(NodeCore):
                 return
         measured = sensor.sample(wrench_in_sensor_frame(mounting, force, torque))
         self._counts["wrist_force_torque"] += 1
-        self.publish(self.config.wrist_force_torque, cv.wrench_stamped(self.types, now, mounting.sensor_frame,
-                                                                       measured[:3], measured[3:]))
+        if self.wanted(self.config.wrist_force_torque):
+            self.publish(self.config.wrist_force_torque, cv.wrench_stamped(
+                self.types, now, mounting.sensor_frame, measured[:3], measured[3:]))
 
     def _sample_target_pose(self, now: float) -> None:
         from scipy.spatial.transform import Rotation
