@@ -57,9 +57,6 @@ class ModelConfig:
     grasp: the capture mechanism on the hand (contact_config.GraspConfig, docs/contact.md), None without one;
     contact_surfaces: SurfaceConfig per surface the end effector can be kept on.
     base_thrusters: a commanded wrench on a free-floating base (base_thrusters.py), None without one.
-    sensors_data: the model file's `sensors` mapping as written (None without one): the sensors the servicer
-    carries, read and validated by space_robot_sensing.sensor_suite where a scenario is loaded (a later layer:
-    building the multibody model does not need them).
     """
 
     name: str
@@ -75,7 +72,6 @@ class ModelConfig:
     grasp: object = None
     contact_surfaces: tuple = ()
     base_thrusters: object = None
-    sensors_data: dict | None = None
 
     @property
     def flexible(self) -> bool:
@@ -135,8 +131,10 @@ def read_model_config(reader: ConfigReader) -> ModelConfig:
         grasp=read_grasp(reader),
         contact_surfaces=read_contact_surfaces(reader),
         base_thrusters=read_base_thrusters(reader),
-        sensors_data=reader.sub("sensors").data if reader.has("sensors") else None,
     )
+    # the model file's `sensors` section: read and validated where a scenario is loaded (space_robot_sensing, a
+    # later layer: building the multibody model does not need it), so only marked as known here
+    reader.raw("sensors", None)
     wheels.reject_unknown()
     reader.reject_unknown()
     return config
