@@ -118,6 +118,7 @@ setup(
             "scenario_player = space_robot_nodes.ros.scenario_player_node:main",
             "visualization_node = space_robot_nodes.ros.visualization_node:main",
             "sensors_node = space_robot_nodes.ros.sensors_node:main",
+            "estimators_node = space_robot_nodes.ros.estimators_node:main",
         ],
     },
 )

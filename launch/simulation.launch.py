@@ -1,5 +1,5 @@
-"""Simulation bring-up: dynamics, controller, holonomy monitor, sensors (a model that declares them), scenario
-goals, robot_state_publishers, the visualization node and RViz.
+"""Simulation bring-up: dynamics, controller, holonomy monitor, sensors and estimators (a model that declares them),
+scenario goals, robot_state_publishers, the visualization node and RViz.
 
     ros2 launch space_robot simulation.launch.py [scenario:=PATH] [rviz:=true|false] [use_sim_time:=true|false]
                                                  [start_delay:=S]
@@ -29,7 +29,8 @@ def scenario_nodes(context, *_args, **_kwargs):
     """The nodes that depend on what the scenario holds, read when the launch runs (the scenario argument is
     known only then): a robot_state_publisher per model subtree, the controller unless the scenario drives the
     arm open loop (controller: null, a torque profile the scenario player plays), the holonomy monitor if
-    the scenario has one (a fixed-base model has none), and the sensors node if its model declares sensors."""
+    the scenario has one (a fixed-base model has none), and the sensors node if its model declares sensors (and the
+    estimators node if it declares estimators too)."""
     from space_robot_scenario import load_scenario
     from space_robot_scenario.robot_descriptions import DESCRIPTION_TOPIC, robot_descriptions
 
@@ -63,6 +64,9 @@ def scenario_nodes(context, *_args, **_kwargs):
     if scenario.sensors.sensors:             # the model carries sensors (docs/sensing.md)
         nodes.append(Node(package=PACKAGE, executable="sensors_node", name="sensors", output="screen",
                           parameters=[{"scenario": path}, sim_time]))
+        if scenario.estimators is not None:      # and estimators: what state_source: estimates reads
+            nodes.append(Node(package=PACKAGE, executable="estimators_node", name="estimators", output="screen",
+                              parameters=[{"scenario": path}, sim_time]))
     with_rviz = LaunchConfiguration("rviz").perform(context).lower() in ("true", "1")
     if with_rviz:
         nodes.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",

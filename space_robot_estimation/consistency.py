@@ -10,10 +10,16 @@ from __future__ import annotations
 import numpy as np
 
 
-def nees(error: np.ndarray, covariance: np.ndarray) -> float:
-    """e^T P^-1 e (solved, not inverted)."""
+def nees(error: np.ndarray, covariance: np.ndarray) -> float | None:
+    """e^T P^-1 e (by a Cholesky factor, not an inverse); None when P is not positive definite (a filter that claims
+    an exact component, e.g. one started on a noise-free measurement: its NEES is undefined)."""
     error = np.asarray(error, float)
-    return float(error @ np.linalg.solve(covariance, error))
+    try:
+        factor = np.linalg.cholesky(covariance)
+    except np.linalg.LinAlgError:
+        return None
+    whitened = np.linalg.solve(factor, error)
+    return float(whitened @ whitened)
 
 
 def chi_square_interval(dof: int, runs: int, probability: float = 0.95) -> tuple[float, float]:

@@ -269,16 +269,20 @@ def pose_with_covariance_stamped(types: MessageTypes, t: float, frame_id: str, p
 
 
 def odometry(types: MessageTypes, t: float, frame_id: str, child_frame_id: str, position, orientation_xyzw,
-             linear_velocity, angular_velocity):
-    """Pose of `child_frame_id` in `frame_id`; twist of `child_frame_id` expressed in `child_frame_id`."""
+             linear_velocity, angular_velocity, pose_covariance=None, twist_covariance=None):
+    """Pose of `child_frame_id` in `frame_id`; twist of `child_frame_id` expressed in `child_frame_id`. The
+    covariances (6x6: pose about frame_id's axes, twist about child_frame_id's; nav_msgs/Odometry's convention)
+    are zero unless given (the truth's)."""
     pose = types.make("geometry_msgs/msg/Pose", position=point(types, position),
                      orientation=quaternion(types, orientation_xyzw))
     twist = types.make("geometry_msgs/msg/Twist", linear=vector3(types, linear_velocity),
                       angular=vector3(types, angular_velocity))
+    pose_covariance = covariance() if pose_covariance is None else np.asarray(pose_covariance, np.float64).ravel()
+    twist_covariance = covariance() if twist_covariance is None else np.asarray(twist_covariance, np.float64).ravel()
     return types.make(ODOMETRY, header=header(types, t, frame_id), child_frame_id=child_frame_id,
-                     pose=types.make("geometry_msgs/msg/PoseWithCovariance", pose=pose, covariance=covariance()),
+                     pose=types.make("geometry_msgs/msg/PoseWithCovariance", pose=pose, covariance=pose_covariance),
                      twist=types.make("geometry_msgs/msg/TwistWithCovariance", twist=twist,
-                                     covariance=covariance()))
+                                      covariance=twist_covariance))
 
 
 def read_odometry(msg, frame_id: str, child_frame_id: str, field: str):

@@ -203,6 +203,7 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
         "overrides": [o.origin for o in scenario.overrides],
         "notes": notes,
     }
+    summary.update(trace.estimate_errors())       # with estimators only (docs/sensing.md)
     if system.flexibility is not None:
         summary.update(flexible_figures(trace))
     if system.grasp is not None:

@@ -37,6 +37,9 @@ class TopicRoles:
     grasp_wrench: str = "grasp/wrench"
     base_thrusters: str = "base_thrusters/command"     # the thrusters' commanded wrench (force_motion mode)
     force_estimates: str = "force_controller/estimates"  # the adaptive force_motion mode's estimates and V
+    # the estimators' (docs/sensing.md), against the truth above
+    bus_odometry_estimate: str = "estimate/base/odom"
+    target_odometry_estimate: str = "estimate/target/odom"
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, sort_keys=True)
@@ -90,6 +93,9 @@ class RunTrace:
         self.bus_rate = Series()                     # rad/s, bus angular velocity (base-link frame)
         self.target_rate = Series()                  # rad/s, target angular velocity (its base-link frame)
         self.target_orientation = Series()           # (x, y, z, w), target base_link -> world
+        self.target_position = Series()              # m, target base_link origin, world frame
+        self.bus_orientation_estimate = Series()     # (x, y, z, w): the estimators' (estimate/base/odom)
+        self.target_position_estimate = Series()     # m: the estimators' (estimate/target/odom)
         self.grasp_state = Series()                  # grasp/state entries (grasp_state_message.GRASP_STATE_FIELDS)
         self.grasp_state_fields: tuple = ()
         self.grasp_wrench = Series()                 # [force N, torque N m], the hand's frame
@@ -129,6 +135,11 @@ class RunTrace:
         elif topic == roles.target_odometry:
             self.target_rate.add(t, cv.xyz_of(msg.twist.twist.angular))
             self.target_orientation.add(t, cv.xyzw_of(msg.pose.pose.orientation))
+            self.target_position.add(t, cv.xyz_of(msg.pose.pose.position))
+        elif topic == roles.bus_odometry_estimate:
+            self.bus_orientation_estimate.add(t, cv.xyzw_of(msg.pose.pose.orientation))
+        elif topic == roles.target_odometry_estimate:
+            self.target_position_estimate.add(t, cv.xyz_of(msg.pose.pose.position))
         elif topic == roles.grasp_state:
             labels = tuple(msg.layout.dim[0].label.split(",")) if len(msg.layout.dim) else ()
             if labels != self.grasp_state_fields:
@@ -184,6 +195,32 @@ class RunTrace:
         return self._rows
 
     # ---- derived quantities --------------------------------------------------------------------
+    def estimate_errors(self) -> dict:
+        """RMS over the run of the estimators' errors against the truth, at the instants both were recorded:
+        attitude_estimate_error_rms_rad (the angle of the rotation from the estimated bus attitude to the true
+        one) and target_position_estimate_error_rms_m (|estimated - true| target base-link origin, world frame);
+        only those whose estimate was recorded."""
+        out = {}
+        for key, truth, estimate in (
+                ("attitude_estimate_error_rms_rad", self.bus_orientation, self.bus_orientation_estimate),
+                ("target_position_estimate_error_rms_m", self.target_position, self.target_position_estimate)):
+            t_est, est = estimate.arrays()
+            t_true, true = truth.arrays()
+            if not len(t_est) or not len(t_true):
+                continue
+            _common, i_true, i_est = np.intersect1d(np.round(t_true, 9), np.round(t_est, 9), return_indices=True)
+            if not len(i_true):
+                continue
+            if key.startswith("attitude"):
+                a, b = true[i_true], est[i_est]
+                w = np.einsum("ij,ij->i", a, b)                       # scalar part of conj(a) * b
+                vec = a[:, 3:4] * b[:, :3] - b[:, 3:4] * a[:, :3] - np.cross(a[:, :3], b[:, :3])
+                errors = 2.0 * np.arctan2(np.linalg.norm(vec, axis=1), np.abs(w))
+            else:
+                errors = np.linalg.norm(true[i_true] - est[i_est], axis=1)
+            out[key] = float(np.sqrt(np.mean(errors ** 2)))
+        return out
+
     def attitude_error(self) -> tuple[np.ndarray, np.ndarray]:
         """Angle (rad) of the rotation between the setpoint (or the initial attitude) and the bus attitude."""
         t, quats = self.bus_orientation.arrays()

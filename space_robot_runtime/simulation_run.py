@@ -32,6 +32,7 @@ from space_robot_dynamics.simulation.simulator import Simulator
 from space_robot_nodes import conversions as cv
 from space_robot_nodes.controller_core import ControllerCore
 from space_robot_nodes.dynamics_core import DynamicsCore
+from space_robot_nodes.estimators_core import EstimatorsCore
 from space_robot_nodes.lockstep_graph import Graph, largest_common_step
 from space_robot_nodes.message_types import RosbagsMessageTypes
 from space_robot_nodes.monitor_core import build_monitor
@@ -110,6 +111,10 @@ class SimulationRun:
         if scenario.sensors.sensors:                 # the model carries sensors (docs/sensing.md)
             self.sensors = self.graph.add(SensorsCore(self.types, self.system, scenario.sensors, nodes.sensors,
                                                       scenario.model.source, scenario.faults))
+        self.estimators = None
+        if scenario.estimators is not None and self.sensors is not None:    # after the sensors: their samples first
+            self.estimators = self.graph.add(EstimatorsCore(self.types, self.system, scenario.sensors,
+                                                            scenario.estimators, nodes.estimators, self.q0, self.v0))
         self.player = self.graph.add(ScenarioPlayerCore(self.types, scenario.trajectory_goal, scenario.attitude_goal,
                                                         nodes.controller, scenario.simulation.dt,
                                                         scenario.torque_profile, self.system.arm_joints,

@@ -25,7 +25,8 @@ from .overrides import apply_overrides
 SHIPPED_NODES = "config/nodes.yaml"
 # keyed by subtree name: taken whole from the file that gives them, never merged key by key with the shipped ones
 WHOLE_MAPPINGS = ("dynamics.topics.odometry", "dynamics.rates.odometry", "controller.topics.odometry",
-                  "monitor.topics.odometry", "visualization.topics.odometry", "sensors.topics.odometry")
+                  "monitor.topics.odometry", "visualization.topics.odometry", "sensors.topics.odometry",
+                  "estimators.topics.odometry", "estimators.topics.truth_odometry")
 _TOPIC = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 TIMEOUT_BEHAVIOURS = ("hold_position", "zero_torque")
 THROTTLED_SUFFIX = "_throttle"          # topic_tools' `throttle` names its output so
@@ -62,9 +63,9 @@ def with_shipped_defaults(data: dict, defaults: dict | None = None, path: str = 
     return merged
 
 
-def _odometry_topics(reader: ConfigReader) -> dict[str, str]:
+def _odometry_topics(reader: ConfigReader, key: str = "odometry") -> dict[str, str]:
     """subtree name -> topic; an empty mapping means no floating base (e.g. the bench Sawyer)."""
-    sub = reader.sub("odometry")
+    sub = reader.sub(key)
     return {name: topic(sub, name) for name in list(sub.data)}
 
 
@@ -246,6 +247,25 @@ class SensorsNodeConfig:
 
 
 @dataclass(frozen=True)
+class EstimatorsNodeConfig:
+    """The estimators node (space_robot_nodes.estimators_core): the measurements it reads, the estimates it
+    publishes, the truth it compares them with (for NEES in diagnostics)."""
+
+    world_frame: str
+    diagnostics_rate: float
+    imu: str
+    star_tracker: str
+    joint_encoders: str
+    wheel_tachometers: str
+    target_pose: str
+    truth_odometry: dict            # subtree -> topic (the dynamics node's exact state)
+    grasp_state: str                # the gripper's latch: the held target follows the arm (held_target.py)
+    joint_states: str               # the estimated joint state
+    odometry: dict                  # subtree -> topic of its estimated odometry
+    diagnostics: str
+
+
+@dataclass(frozen=True)
 class NodesConfig:
     dynamics: DynamicsNodeConfig
     controller: ControllerNodeConfig
@@ -254,6 +274,7 @@ class NodesConfig:
     visualization: VisualizationNodeConfig
     source: str | None
     sensors: SensorsNodeConfig | None = None
+    estimators: EstimatorsNodeConfig | None = None
 
 
 # the topics read by name alone (config/nodes.yaml gives each, with what goes on it)
@@ -302,7 +323,7 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
     nodes = NodesConfig(_dynamics(reader.sub("dynamics"), world), _controller(reader.sub("controller"), world),
                         _monitor(reader.sub("monitor"), world), _sawyer_adapter(reader.sub("sawyer_adapter")),
                         _visualization(reader.sub("visualization"), world), reader.source,
-                        _sensors(reader.sub("sensors"), world))
+                        _sensors(reader.sub("sensors"), world), _estimators(reader.sub("estimators"), world))
     reader.reject_unknown()
     return nodes
 
@@ -318,6 +339,21 @@ def _sensors(sen: ConfigReader, world: str) -> SensorsNodeConfig:
                                **{name: topic(topics, name) for name in _SENSOR_TOPICS})
     topics.reject_unknown()
     sen.reject_unknown()
+    return config
+
+
+_ESTIMATOR_TOPICS = ("imu", "star_tracker", "joint_encoders", "wheel_tachometers", "target_pose", "grasp_state",
+                     "joint_states", "diagnostics")
+
+
+def _estimators(est: ConfigReader, world: str) -> EstimatorsNodeConfig:
+    topics = est.sub("topics")
+    config = EstimatorsNodeConfig(world_frame=world, diagnostics_rate=rate(est, "diagnostics_rate"),
+                                  odometry=_odometry_topics(topics),
+                                  truth_odometry=_odometry_topics(topics, "truth_odometry"),
+                                  **{name: topic(topics, name) for name in _ESTIMATOR_TOPICS})
+    topics.reject_unknown()
+    est.reject_unknown()
     return config
 
 

@@ -31,6 +31,7 @@ from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.package_share import find_in_share, resolve
 from space_robot_dynamics.simulation.initial_state import read_initial_state
 from space_robot_dynamics.simulation.simulator import SimulationSettings, read_simulation_settings
+from space_robot_estimation.estimators_config import EstimatorsConfig, read_estimators
 from space_robot_sensing.sensor_suite import SensorSuiteConfig, read_sensor_suite
 
 from .comparison import ComparisonConfig, read_comparison
@@ -51,6 +52,7 @@ from .overrides import (
     scenario_overrides,
 )
 from .recording import RecordingConfig, read_recording
+from .state_source import StateSource, check_state_source, read_state_source, with_state_source
 from .torque_profile import TorqueProfile, read_torque_profile
 
 DEFAULT_SCENARIO = "config/scenarios/servicer_pregrasp.yaml"
@@ -99,6 +101,8 @@ class Scenario:
     own_overrides: tuple = ()       # the given overrides of the scenario's own entries, as applied (field set)
     sensors: SensorSuiteConfig = field(default_factory=SensorSuiteConfig)   # the model file's `sensors` (none: empty)
     faults: FaultSchedule = field(default_factory=FaultSchedule)     # `faults:` (faults.py); none: empty
+    estimators: EstimatorsConfig | None = None     # the model file's `estimators` (none: None)
+    state_source: StateSource = field(default_factory=StateSource)   # `state_source:` (state_source.py)
 
     def initial_state(self, system: SystemModel) -> tuple[np.ndarray, np.ndarray]:
         """(q0, v0) for `system` from the scenario's initial_state section (validated against the model; an error
@@ -160,6 +164,7 @@ def _read_sections(reader: ConfigReader, given: list[Override], own: list[Overri
     with blamed(list(files["model"].overrides)):
         model = read_model_config(files["model"].reader)
         sensors = read_sensor_suite(files["model"].reader.sub("sensors", {}))
+        estimators = read_estimators(files["model"].reader.sub("estimators", {}))
     with blamed(list(files["nodes"].overrides)):
         nodes = read_nodes_config(files["nodes"].reader)
     controller = None
@@ -169,6 +174,10 @@ def _read_sections(reader: ConfigReader, given: list[Override], own: list[Overri
         with blamed(list(files["nodes"].overrides + files["controller"].overrides)):
             check_state_rates(nodes, controller, files["nodes"].reader, model.flexible)
     check_goals(goals, model, controller, reader.source)
+    state_source = read_state_source(reader)
+    with blamed(list(files["model"].overrides)):
+        check_state_source(state_source, sensors, estimators, model, reader.source)
+    nodes = with_state_source(nodes, state_source)
     faults = read_faults(reader, duration, model.wheel_joints, model.arm_joints, tuple(sensors.sensors))
     for fault in faults.of_kind(*ACTUATOR_KINDS):
         raise ConfigError(f"{fault.field}.kind", f"{fault.kind} is not simulated yet (the sensors' faults are: "
@@ -203,6 +212,8 @@ def _read_sections(reader: ConfigReader, given: list[Override], own: list[Overri
         gripper_goals=goals.gripper,
         sensors=sensors,
         faults=faults,
+        estimators=estimators,
+        state_source=state_source,
     )
     reader.reject_unknown()
     return scenario

@@ -54,10 +54,17 @@ def test_a_bad_sensors_section_is_refused_at_load_naming_the_model_file_and_fiel
         load_scenario(scenario_with(tmp_path, text))
 
 
-def test_no_shipped_scenario_declares_sensors():
-    """Their figures stay as they were until a scenario of their own turns sensing on."""
+SENSED_SCENARIOS = ("capture_sensed",)          # the shipped scenarios that turn sensing on
+
+
+def test_only_the_sensed_scenarios_declare_sensors():
+    """The seed scenarios' figures stay as they were: sensing is on in the scenarios made for it only."""
     for path in shipped_scenarios():
-        assert load_scenario(path).sensors.sensors == {}, path
+        scenario = load_scenario(path)
+        sensed = path in SENSED_SCENARIOS
+        assert bool(scenario.sensors.sensors) == sensed, path
+        assert (scenario.estimators is not None) == sensed, path
+        assert scenario.state_source.any_estimates == sensed, path
 
 
 def test_the_example_of_docs_sensing_md_is_a_valid_sensors_section():

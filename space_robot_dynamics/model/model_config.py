@@ -135,6 +135,7 @@ def read_model_config(reader: ConfigReader) -> ModelConfig:
     # the model file's `sensors` section: read and validated where a scenario is loaded (space_robot_sensing, a
     # later layer: building the multibody model does not need it), so only marked as known here
     reader.raw("sensors", None)
+    reader.raw("estimators", None)       # read by the scenario (space_robot_estimation.estimators_config)
     wheels.reject_unknown()
     reader.reject_unknown()
     return config
