@@ -107,6 +107,12 @@ class AttitudeFilter:
     def initialised(self) -> bool:
         return bool(self._states)
 
+    @property
+    def latest(self) -> _State:
+        """The latest state itself (t, rotation R_world_link, bias, covariance, rate: the gyro's raw rate), not a
+        copy: for a reader at the estimates' rate, which must not change it."""
+        return self._states.latest
+
     def estimate(self) -> AttitudeEstimate:
         s = self._states.latest
         return AttitudeEstimate(s.t, xyzw_of(s.rotation), s.bias.copy(), s.rate - s.bias, s.covariance.copy())

@@ -113,6 +113,7 @@ class TargetEstimate:
     rate: np.ndarray                  # rad/s, target frame
     covariance: np.ndarray
     frame_velocity: np.ndarray | None = None    # m/s, world axes: the target frame origin's (estimate_at's)
+    rotation: np.ndarray | None = None          # R_world_target as a matrix (estimate_at's)
 
 
 @dataclass
@@ -171,7 +172,8 @@ class TargetFilter:
         """The estimate at `t` (s): the filter predicts to the last whole prediction_step at or before t, and
         extrapolates from there at constant velocity and rate (a step of at most 10 ms at 0.07 rad/s turns the
         rate's direction by ~1e-5 rad: below any pose sensor's noise); the covariance is that of the predicted
-        state. A filter predicted at 1 kHz spends most of a 1 kHz graph's time in its 12x12 products."""
+        state (the filter's own array, not a copy: read it, do not change it). A filter predicted at 1 kHz would
+        spend most of a 1 kHz graph's time in its 12x12 products."""
         latest = self._states.latest.t
         if t - latest >= self.config.prediction_step:
             self.predict(latest + self.config.prediction_step * ((t - latest) // self.config.prediction_step))
@@ -180,7 +182,7 @@ class TargetFilter:
         rotation = s.rotation @ pin.exp3(s.omega * dt)
         r = s.r + s.v * dt
         return TargetEstimate(t, r, s.v.copy(), r + rotation @ self._c, xyzw_of(rotation), s.omega.copy(),
-                              s.covariance.copy(), s.v + rotation @ _cross(s.omega, self._c))
+                              s.covariance, s.v + rotation @ _cross(s.omega, self._c), rotation)
 
     def _euler(self, omega: np.ndarray) -> np.ndarray:
         return self._j_inv @ -_cross(omega, self._j @ omega)

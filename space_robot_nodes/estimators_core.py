@@ -44,6 +44,7 @@ from space_robot_scenario.node_config import EstimatorsNodeConfig
 from space_robot_sensing.sensor_suite import SensorSuiteConfig
 
 from . import conversions as cv
+from . import message_builders as mb
 from .grasp_state_message import read_grasp_state
 from .message_types import MessageTypes
 from .node_core import COMMAND, NodeCore
@@ -69,6 +70,7 @@ class EstimatorsCore(NodeCore):
                               "tracker it reads", config.source)
         self._gyro = sensors["gyro"].mounting
         self._tracker_link = sensors["star_tracker"].mounting.frame
+        self._gyro_white_variance = config.attitude.angle_random_walk ** 2 * sensors["gyro"].rate    # rad^2/s^2
         self.bus = self._subtree_of.get(self._gyro.frame)
         if self.bus is None or self._tracker_link != self._gyro.frame:
             raise ConfigError(f"{FIELD}.attitude", "the gyro and the star tracker must sit on the link of one floating "
@@ -94,6 +96,15 @@ class EstimatorsCore(NodeCore):
         self._nees = {"attitude": [0.0, 0], "target": [0.0, 0]}     # running sum, count
         self._last_nees: dict[str, float] = {}
         self._index()
+        self._joint_builder = mb.JointStateBuilder(types, self.joint_names)
+        self._odometry_builders = {subtree: mb.OdometryBuilder(types, nodes.world_frame,
+                                                               system.subtree(subtree).base_link)
+                                   for subtree in (self.bus, self.target_subtree) if subtree is not None}
+        self._mass_fraction = 0.0            # the target's share of the mass: its position error's in the bus's
+        if self.target_subtree is not None:
+            target_mass = system.model.inertias[system.subtree(self.target_subtree).root_joint_id].mass
+            self._mass_fraction = target_mass / self.translation.mass
+        self._covariance_key, self._covariance_cache = None, {}
 
         self.add_subscription(nodes.imu, cv.IMU, self._on_gyro)
         self.add_subscription(nodes.star_tracker, cv.IMU, self._on_star_tracker)
@@ -264,11 +275,12 @@ class EstimatorsCore(NodeCore):
         the bus at its place (bus_translation.py); Pinocchio's conventions (free-flyer velocity in the base
         frame)."""
         q, v = self._q, self._v
-        a = self.attitude.estimate()
-        rotation = rotation_of(a.xyzw) @ pin.exp3(a.rate * (now - a.t))
+        a = self.attitude.latest
+        rate = a.rate - a.bias
+        rotation = a.rotation @ pin.exp3(rate * (now - a.t))
         b, bv = self._bus_q, self._bus_v
         q[b + 3:b + 7] = xyzw_of(rotation)
-        v[bv + 3:bv + 6] = a.rate
+        v[bv + 3:bv + 6] = rate
         angles, rates = [], []
         if self.joints is not None:
             angles.append(self.joints.angles + self.joints.rates * (now - self._joint_time))
@@ -297,9 +309,9 @@ class EstimatorsCore(NodeCore):
                 target = self.target.estimate_at(now)
                 q[t:t + 3] = target.frame_position
                 q[t + 3:t + 7] = target.xyzw
-                v[tv:tv + 3] = rotation_of(target.xyzw).T @ target.frame_velocity
+                v[tv:tv + 3] = target.rotation.T @ target.frame_velocity
                 v[tv + 3:tv + 6] = target.rate
-            r_target = rotation_of(q[t + 3:t + 7])
+            r_target = target.rotation if not self.holding else rotation_of(q[t + 3:t + 7])
         position, velocity = self.translation.solve(now, q, v)
         q[b:b + 3] = position
         v[bv:bv + 3] = rotation.T @ velocity
@@ -335,41 +347,49 @@ class EstimatorsCore(NodeCore):
         if not self.ready():
             return
         q, v, a, rotation, target = self.state(now)
-        system, types, nodes = self.system, self.types, self.nodes
+        nodes = self.nodes
         self.published += 1
         if self.wanted(nodes.joint_states):
-            names = self.joint_names
             angles = [math.atan2(q[w.start + 1], q[w.start]) if w.stop - w.start == 2 else q[w.start]
                       for w in self._joint_q]
-            self.publish(nodes.joint_states, cv.joint_state(types, now, names, angles, v[self._joint_v], []))
+            self.publish(nodes.joint_states, self._joint_builder.build(now, angles, v[self._joint_v], ()))
         b, bv = self._bus_q, self._bus_v
-        mass_fraction = 0.0
-        if target is not None:
-            target_mass = self.system.model.inertias[system.subtree(self.target_subtree).root_joint_id].mass
-            mass_fraction = target_mass / self.translation.mass
+        covariances = self._covariances(a, rotation, target)
         if self.wanted(nodes.odometry[self.bus]):
-            pose_cov, twist_cov = np.zeros((6, 6)), np.zeros((6, 6))
-            if target is not None:
-                pose_cov[:3, :3] = mass_fraction ** 2 * target.covariance[0:3, 0:3]
-                twist_cov[:3, :3] = rotation.T @ (mass_fraction ** 2 * target.covariance[3:6, 3:6]) @ rotation
-            pose_cov[3:, 3:] = rotation @ a.covariance[:3, :3] @ rotation.T       # body side -> world axes
-            twist_cov[3:, 3:] = a.covariance[3:, 3:] + np.eye(3) * self.config.attitude.angle_random_walk ** 2 \
-                * self.config.rate
-            self.publish(nodes.odometry[self.bus], cv.odometry(
-                types, now, nodes.world_frame, system.subtree(self.bus).base_link, q[b:b + 3], q[b + 3:b + 7],
-                v[bv:bv + 3], v[bv + 3:bv + 6], pose_cov, twist_cov))
+            self.publish(nodes.odometry[self.bus], self._odometry_builders[self.bus].build(
+                now, q[b:b + 7].tolist(), v[bv:bv + 6].tolist(), *covariances[self.bus]))
         if target is not None and self.wanted(nodes.odometry[self.target_subtree]):
-            subtree = system.subtree(self.target_subtree)
             t, tv = self._target_q, self._target_v
-            r_target = rotation_of(q[t + 3:t + 7])
-            pose_cov, twist_cov = np.zeros((6, 6)), np.zeros((6, 6))
-            pose_cov[:3, :3] = target.covariance[0:3, 0:3]
-            pose_cov[3:, 3:] = r_target @ target.covariance[6:9, 6:9] @ r_target.T
-            twist_cov[:3, :3] = r_target.T @ target.covariance[3:6, 3:6] @ r_target
-            twist_cov[3:, 3:] = target.covariance[9:12, 9:12]
-            self.publish(nodes.odometry[self.target_subtree], cv.odometry(
-                types, now, nodes.world_frame, subtree.base_link, q[t:t + 3], q[t + 3:t + 7], v[tv:tv + 3],
-                v[tv + 3:tv + 6], pose_cov, twist_cov))
+            self.publish(nodes.odometry[self.target_subtree], self._odometry_builders[self.target_subtree].build(
+                now, q[t:t + 7].tolist(), v[tv:tv + 6].tolist(), *covariances[self.target_subtree]))
+
+    def _covariances(self, a, rotation: np.ndarray, target) -> dict:
+        """subtree -> (pose, twist) covariances of its odometry, flat (36,): worked out again only when a filter's
+        state changed (the gyro's 100 Hz, the target filter's 10 ms steps), not at every estimate; their axes at
+        the attitudes of that instant (the rotation in between is below 1e-3 rad: its effect on a covariance,
+        smaller still)."""
+        key = (a, target.covariance if target is not None else None, self.holding)
+        cached = self._covariance_key
+        if cached is not None and all(x is y for x, y in zip(key, cached)):      # the same objects: unchanged
+            return self._covariance_cache
+        pose, twist = np.zeros((6, 6)), np.zeros((6, 6))
+        if target is not None:
+            pose[:3, :3] = self._mass_fraction ** 2 * target.covariance[0:3, 0:3]
+            twist[:3, :3] = rotation.T @ (self._mass_fraction ** 2 * target.covariance[3:6, 3:6]) @ rotation
+        pose[3:, 3:] = rotation @ a.covariance[:3, :3] @ rotation.T       # body side -> world axes
+        # the rate's error: the bias's, plus the white noise of the one gyro sample it holds (sigma_v^2 / T)
+        twist[3:, 3:] = a.covariance[3:, 3:] + self._gyro_white_variance * np.eye(3)
+        out = {self.bus: (pose.ravel(), twist.ravel())}
+        if target is not None:
+            r_target = target.rotation
+            pose, twist = np.zeros((6, 6)), np.zeros((6, 6))
+            pose[:3, :3] = target.covariance[0:3, 0:3]
+            pose[3:, 3:] = r_target @ target.covariance[6:9, 6:9] @ r_target.T
+            twist[:3, :3] = r_target.T @ target.covariance[3:6, 3:6] @ r_target
+            twist[3:, 3:] = target.covariance[9:12, 9:12]
+            out[self.target_subtree] = (pose.ravel(), twist.ravel())
+        self._covariance_key, self._covariance_cache = key, out
+        return out
 
     # ---- consistency and diagnostics ---------------------------------------------------------------------------
     def _truth_state(self, subtree: str):

@@ -85,16 +85,21 @@ class OdometryBuilder:
         self._twist_cov = new("geometry_msgs/msg/TwistWithCovariance", ("twist", "covariance"))
         self._covariance = _read_only(cv.covariance())
 
-    def build(self, t: float, pose: Sequence[float], twist: Sequence[float]):
+    def build(self, t: float, pose: Sequence[float], twist: Sequence[float], pose_covariance=None,
+              twist_covariance=None):
         """Pose [x, y, z, qx, qy, qz, qw] (m, quaternion) in frame_id and twist [vx, vy, vz, wx, wy, wz] (m/s,
-        rad/s) in child_frame_id, as Python floats: a free flyer's q and v slices as ndarray.tolist() gives them."""
+        rad/s) in child_frame_id, as Python floats: a free flyer's q and v slices as ndarray.tolist() gives them.
+        Covariances: flat (36,) float64 arrays (an estimate's), else zero (the truth's); the message takes the
+        array given, which its sender must not change afterwards."""
         x, y, z, qx, qy, qz, qw = pose
         vx, vy, vz, wx, wy, wz = twist
         vector = self._vector
         return self._odometry(
             self.stamps.header(t, self.frame_id), self.child_frame_id,
-            self._pose_cov(self._pose(self._point(x, y, z), self._quaternion(qx, qy, qz, qw)), self._covariance),
-            self._twist_cov(self._twist(vector(vx, vy, vz), vector(wx, wy, wz)), self._covariance))
+            self._pose_cov(self._pose(self._point(x, y, z), self._quaternion(qx, qy, qz, qw)),
+                           self._covariance if pose_covariance is None else pose_covariance),
+            self._twist_cov(self._twist(vector(vx, vy, vz), vector(wx, wy, wz)),
+                            self._covariance if twist_covariance is None else twist_covariance))
 
 
 class TransformBuilder:

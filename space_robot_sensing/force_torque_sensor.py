@@ -75,9 +75,11 @@ def read_force_torque(reader: ConfigReader) -> ForceTorqueConfig:
 
 def wrench_in_sensor_frame(mounting: Mounting, force_link: np.ndarray, torque_link: np.ndarray) -> np.ndarray:
     """(f_s, tau_s) stacked (6,): a wrench given in the mounting link's frame, torque about the link's origin."""
-    r_t = mounting.rotation.inv().as_matrix()
-    force_link, torque_link = np.asarray(force_link, float), np.asarray(torque_link, float)
-    return np.concatenate([r_t @ force_link, r_t @ (torque_link - np.cross(mounting.position, force_link))])
+    r_t = mounting.matrix.T
+    f = np.asarray(force_link, float)
+    p = mounting.position
+    moment = np.array([p[1] * f[2] - p[2] * f[1], p[2] * f[0] - p[0] * f[2], p[0] * f[1] - p[1] * f[0]])   # p x f
+    return np.concatenate([r_t @ f, r_t @ (np.asarray(torque_link, float) - moment)])
 
 
 class ForceTorqueSensor:

@@ -7,6 +7,7 @@ measured in the sensor frame is R_link_sensor^T times the same vector in the lin
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,11 @@ class Mounting:
     @property
     def orientation_xyzw(self) -> np.ndarray:
         return self.rotation.as_quat()
+
+    @functools.cached_property
+    def matrix(self) -> np.ndarray:
+        """R_frame_sensor as a matrix (a scipy Rotation costs ~20 us a use; the sensors use it at 1 kHz)."""
+        return self.rotation.as_matrix()
 
 
 def read_mounting(reader: ConfigReader, default_frame: str, default_sensor_frame: str) -> Mounting:
