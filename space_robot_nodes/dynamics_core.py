@@ -54,7 +54,7 @@ from .command_input import CommandInput
 from .deformation_marker import MARKER, DeformationMarkerBuilder
 from .grasp_state_message import grasp_state_message
 from .message_types import MessageTypes
-from .node_core import ACTUATE, MONITOR, SENSE, NodeCore
+from .node_core import ACTUATE, MONITOR, SENSE, NodeCore, Timer
 from .robot_state import BaseKinematics, check_odometry_topics, floating_subtrees
 
 # the base_thrusters input's entries: force (N) and couple (N m) in the base link frame
@@ -64,9 +64,15 @@ THRUST_ENTRIES = ("force_x", "force_y", "force_z", "torque_x", "torque_y", "torq
 class DynamicsCore(NodeCore):
     name = "dynamics"
 
-    def __init__(self, types: MessageTypes, simulator: Simulator, config: DynamicsNodeConfig):
+    def __init__(self, types: MessageTypes, simulator: Simulator, config: DynamicsNodeConfig, faults=()):
+        """`faults`: the scenario's actuator faults (space_robot_scenario.faults.Fault, in time order), which this
+        node strikes at their time: each fails its drive in the simulator (actuator_faults.py) before the step
+        that starts at that time, and is reported on diagnostics at once, at WARN, then in every report."""
         super().__init__(types)
         self.sim = simulator
+        self._pending_faults = list(faults)
+        self._half_step = 0.5 * simulator.settings.dt      # a fault at t strikes the step that starts at t
+        self.struck: list = []                       # the faults that happened
         self.system = simulator.system
         self.config = config
         check_odometry_topics(self.system, config.odometry, "dynamics.topics.odometry")
@@ -187,6 +193,9 @@ class DynamicsCore(NodeCore):
                            ("nodes", f"{rates}.grasp_wrench"))
             self.add_timer("grasp_state", 1.0 / config.grasp_state_rate, self.publish_grasp_state, SENSE,
                            ("nodes", f"{rates}.grasp_state"))
+        if self._pending_faults:     # first: a fault at t fails its drive for the step from t on
+            self.timers.insert(0, Timer("faults", simulator.settings.dt, self._strike_faults, SENSE,
+                                        ("scenario", "simulation.dt")))
         self.add_timer("step", simulator.settings.dt, self.step, ACTUATE, ("scenario", "simulation.dt"))
 
     def start(self) -> None:
@@ -230,6 +239,26 @@ class DynamicsCore(NodeCore):
         self.steps += 1
         if self._contacts and self.sim.contact_event_count > self._events_published:
             self.publish_contact_events()
+
+    def _strike_faults(self, _now: float | None = None) -> None:
+        """(A timer at the physics rate, first in the tick: its report precedes the tick's other diagnostics.)"""
+        from space_robot_scenario.faults import SIMULATOR_KINDS
+
+        t = self.now()
+        if not (self._pending_faults and self._pending_faults[0].time <= t + self._half_step):
+            return
+        statuses = []
+        while self._pending_faults and self._pending_faults[0].time <= t + self._half_step:
+            fault = self._pending_faults.pop(0)
+            self.sim.fail_actuator(fault.component, SIMULATOR_KINDS[fault.kind], fault.torque)
+            self.struck.append(fault)
+            statuses.append(self._fault_status(fault))
+        self.publish(self.config.diagnostics, cv.diagnostic_array(self.types, t, statuses))
+
+    def _fault_status(self, fault):
+        return cv.diagnostic_status(self.types, cv.WARN, f"{self.name}: {fault.component}",
+                                    f"fault: {fault.description}", self.name,
+                                    [("fault", fault.kind), ("time_s", fault.time)])
 
     # ---- base thrusters -------------------------------------------------------------------------
     def on_thruster_command(self, msg) -> None:
@@ -419,6 +448,7 @@ class DynamicsCore(NodeCore):
                                              self.name, sim_status[2]))
         if self._contacts:
             statuses.append(self._contact_status())
+        statuses += [self._fault_status(fault) for fault in self.struck]     # a failed drive stays failed
         self.publish(self.config.diagnostics, cv.diagnostic_array(self.types, t, statuses))
 
     def _contact_status(self):

@@ -45,6 +45,7 @@ import pinocchio as pin
 
 from space_robot_control.settling import settling_time
 from space_robot_dynamics.model.system_model import SystemModel
+from space_robot_dynamics.simulation.reaction_wheels import wheel_spin_inertia
 from space_robot_nodes.conversions import LEVEL_NAMES
 from space_robot_scenario import Scenario
 
@@ -96,22 +97,6 @@ def _finite_or_null(value):
     if isinstance(value, (list, tuple)):
         return [_finite_or_null(item) for item in value]
     return value
-
-
-def wheel_spin_inertia(system: SystemModel) -> np.ndarray:
-    """Spin-axis inertia (kg m^2) of each wheel, from the Pinocchio model: S^T I S for a unit joint rate."""
-    model = system.model
-    data = model.createData()
-    out = []
-    for name in system.wheel_joints:
-        v = np.zeros(model.nv)
-        v[system.v_index(name)] = 1.0
-        pin.forwardKinematics(model, data, system.neutral(), v)
-        joint = system.joint_id(name)
-        body_velocity = data.v[joint]                 # twist of the wheel body for a unit rate (joint frame)
-        momentum = model.inertias[joint] * body_velocity
-        out.append(float(np.dot(momentum.angular, body_velocity.angular)))
-    return np.array(out)
 
 
 def pregrasp_errors(system: SystemModel, q: np.ndarray, scenario: Scenario) -> dict:

@@ -102,7 +102,8 @@ class SimulationRun:
             raise self._whole_stable_step(exc) from None
         nodes = scenario.nodes
         self.graph = Graph(scenario.simulation.dt)
-        self.dynamics = self.graph.add(DynamicsCore(self.types, self.simulator, nodes.dynamics))
+        self.dynamics = self.graph.add(DynamicsCore(self.types, self.simulator, nodes.dynamics,
+                                                        scenario.faults.actuator_faults()))
         self.dynamics.raise_on_divergence = True      # the run stops there (a ROS node keeps reporting it)
         self.robot_state = self.graph.add(RobotStatePublisherCore(
             self.types, self.system, nodes.dynamics.joint_states, nodes.dynamics.tf, TF_STATIC,

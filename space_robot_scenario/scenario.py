@@ -37,7 +37,7 @@ from space_robot_sensing.sensor_suite import SensorSuiteConfig, read_sensor_suit
 from .comparison import ComparisonConfig, read_comparison
 from .consistency import check_goals, check_state_rates, check_torque_profile
 from .evaluation import EvaluationConfig, read_evaluation
-from .faults import ACTUATOR_KINDS, SENSOR_KINDS, FaultSchedule, read_faults
+from .faults import FaultSchedule, read_faults
 from .goals import AttitudeGoal, CaptureGoal, TrajectoryGoal, read_goals
 from .named_files import read_named_files
 from .node_config import NodesConfig, read_nodes_config
@@ -179,9 +179,6 @@ def _read_sections(reader: ConfigReader, given: list[Override], own: list[Overri
         check_state_source(state_source, sensors, estimators, model, reader.source)
     nodes = with_state_source(nodes, state_source)
     faults = read_faults(reader, duration, model.wheel_joints, model.arm_joints, tuple(sensors.sensors))
-    for fault in faults.of_kind(*ACTUATOR_KINDS):
-        raise ConfigError(f"{fault.field}.kind", f"{fault.kind} is not simulated yet (the sensors' faults are: "
-                          f"{', '.join(SENSOR_KINDS)}; docs/sensing.md); remove the entry", reader.source)
     torque_profile = read_torque_profile(reader, model)
     check_torque_profile(torque_profile, controller, reader.source)
     comparison = read_comparison(reader)

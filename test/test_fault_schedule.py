@@ -12,7 +12,7 @@ WHEELS = ("rw_x_joint", "rw_y_joint", "rw_z_joint")
 JOINTS = tuple(f"right_j{i}" for i in range(7))
 SENSORS = ("gyro", "star_tracker", "target_pose")
 EVERY_KIND = [
-    {"time": 30.0, "component": "rw_z_joint", "kind": "wheel_stuck"},
+    {"time": 30.0, "component": "rw_z_joint", "kind": "wheel_stuck", "torque": 0.5},
     {"time": 12.0, "component": "rw_x_joint", "kind": "wheel_lost"},
     {"time": 20.0, "component": "rw_y_joint", "kind": "wheel_torque_halved"},
     {"time": 60.0, "component": "right_j3", "kind": "joint_limp"},
@@ -72,6 +72,10 @@ def test_no_faults_section_or_an_empty_one_is_no_fault():
     ({"time": -1.0, "component": "rw_x_joint", "kind": "wheel_lost"}, "faults[0].time: must be >= 0"),
     ({"time": 1.0, "component": "rw_x_joint", "kind": "wheel_lost", "duration": 2.0},
      "faults[0].duration: unknown key"),
+    ({"time": 1.0, "component": "rw_x_joint", "kind": "wheel_stuck"}, "faults[0].torque: is required"),
+    ({"time": 1.0, "component": "rw_x_joint", "kind": "wheel_stuck", "torque": -0.5},
+     "faults[0].torque: must be > 0"),
+    ({"time": 1.0, "component": "rw_x_joint", "kind": "wheel_lost", "torque": 0.5}, "faults[0].torque: unknown key"),
 ])
 def test_a_bad_fault_is_refused_naming_the_entry_and_field(item, words):
     with pytest.raises(ConfigError, match=re.escape(words)):

@@ -204,14 +204,6 @@ def test_sensor_faults_strike_when_scheduled_and_are_reported_then(tmp_path):
                        ("sensors: target_pose", 1_000_000_000)}
 
 
-def test_an_actuator_fault_is_refused_until_it_is_simulated(tmp_path):
-    scenario_path = sensed_scenario(tmp_path)
-    scenario_path.write_text(scenario_path.read_text()
-                             + "faults:\n  - {time: 0.5, component: rw_x_joint, kind: wheel_lost}\n")
-    with pytest.raises(ConfigError, match=r"sensed.yaml: faults\[0\].kind: wheel_lost is not simulated yet"):
-        load_scenario(scenario_path)
-
-
 def test_a_wrist_sensor_off_the_grasp_frame_is_refused(tmp_path):
     sensors = "\nsensors:\n  wrist_force_torque: {rate: 100.0, frame: right_l5}\n"
     with pytest.raises(ConfigError, match="sensors.wrist_force_torque.frame: must be the grasp's end_effector_frame"):

@@ -9,6 +9,7 @@ limits; the speed limit is below.
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin
 
 
 def cut_speeding_wheels(torque: np.ndarray, wheel_speed: list[float], max_speed: list[float]) -> None:
@@ -18,3 +19,19 @@ def cut_speeding_wheels(torque: np.ndarray, wheel_speed: list[float], max_speed:
     for i, (speed, limit) in enumerate(zip(wheel_speed, max_speed)):
         if abs(speed) >= limit and torque[i] * speed > 0.0:
             torque[i] = 0.0
+
+
+def wheel_spin_inertia(system) -> np.ndarray:
+    """Spin-axis inertia (kg m^2) of each wheel, from the Pinocchio model: S^T I S for a unit joint rate."""
+    model = system.model
+    data = model.createData()
+    out = []
+    for name in system.wheel_joints:
+        v = np.zeros(model.nv)
+        v[system.v_index(name)] = 1.0
+        pin.forwardKinematics(model, data, system.neutral(), v)
+        joint = system.joint_id(name)
+        body_velocity = data.v[joint]                 # twist of the wheel body for a unit rate (joint frame)
+        momentum = model.inertias[joint] * body_velocity
+        out.append(float(np.dot(momentum.angular, body_velocity.angular)))
+    return np.array(out)

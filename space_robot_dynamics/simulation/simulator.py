@@ -48,13 +48,14 @@ from ..contact.surface_mode import SurfaceMode
 from ..errors import CommandError, SimulationDivergedError
 from ..index_views import contiguous_index
 from ..model.system_model import SystemModel
+from .actuator_faults import ActuatorFaults
 from .compiled_flexible_step import compiled_flexible_step
 from .elastic_forces import ElasticForces
 from .external_wrenches import ExternalWrench, ExternalWrenches
 from .flexible_stability import check_flexible_stability
 from .integrators import INTEGRATORS
 from .joint_dissipation import JointDissipation, check_explicit_stability
-from .reaction_wheels import cut_speeding_wheels
+from .reaction_wheels import cut_speeding_wheels, wheel_spin_inertia
 from .reduced_dynamics import ReducedForwardDynamics
 from .state import AuxLayout, SimState
 from .system_momentum import MomentumState, momentum_about_point, momentum_state
@@ -192,6 +193,8 @@ class Simulator:
         self._wheel_v = contiguous_index(system.wheel_v)
         self._lower = -np.concatenate((system.arm_effort_limit, system.wheel_max_torque))
         self._upper = -self._lower
+        self._nominal_lower, self._nominal_upper = self._lower, self._upper
+        self.actuator_faults = ActuatorFaults()       # failed drives (actuator_faults.py): none at the start
         self._wheel_max_speed = system.wheel_max_speed.tolist()
         self._actuator_work = 0.0
         self._tau_cmd = np.zeros(self.model.nv)
@@ -465,9 +468,30 @@ class Simulator:
         command = self._checked_command(arm_torque, wheel_torque)
         applied = np.minimum(np.maximum(command, self._lower), self._upper)
         cut_speeding_wheels(applied[self._n_arm:], self.state.v[self._wheel_v].tolist(), self._wheel_max_speed)
+        if self.actuator_faults:
+            self.actuator_faults.brake(applied, self.state.v, self._dt)
         # other entries stay zero (set in __init__)
         self._tau_cmd[self._actuated_v] = applied if self._actuation_gain is None else applied * self._actuation_gain
         self._applied, self._command = applied, command   # saturation flags are worked out in observe()
+
+    def fail_actuator(self, joint: str, kind: str, torque: float | None = None) -> None:
+        """From now on the drive of `joint` (an arm joint or a reaction wheel) is failed as `kind`: "lost" (no
+        torque), "halved" (half its torque limit) or "stuck" (a wheel's seized bearing, whose friction of at most
+        `torque` N m brakes it to the bus's rate and holds it): actuator_faults.py. CommandError naming the joint
+        when it is no actuated joint, or "stuck" is asked of an arm joint or without a torque > 0."""
+        actuated = list(self.system.arm_joints) + list(self.system.wheel_joints)
+        if joint not in actuated:
+            raise CommandError("joint", f"{joint!r} is not an actuated joint (arm joints and wheels: {actuated})")
+        index = actuated.index(joint)
+        if kind == "stuck":
+            if joint not in self.system.wheel_joints or not (torque is not None and torque > 0.0):
+                raise CommandError("torque", "a seized bearing is a reaction wheel's, with its friction torque > 0 "
+                                             f"(N m); got {joint!r}, {torque!r}")
+            spin = wheel_spin_inertia(self.system)[list(self.system.wheel_joints).index(joint)]
+            self.actuator_faults.fail(index, kind, self.system.v_index(joint), spin, torque)
+        else:
+            self.actuator_faults.fail(index, kind)
+        self._lower, self._upper = self.actuator_faults.limits(self._nominal_lower, self._nominal_upper)
 
     def _checked_command(self, arm_torque, wheel_torque) -> np.ndarray:
         """[arm_torque, wheel_torque] as a new float vector, or CommandError naming the field.

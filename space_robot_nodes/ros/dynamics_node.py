@@ -20,7 +20,8 @@ def build(node, types):
     system = SystemModel(scenario.model)
     q0, v0 = scenario.initial_state(system)
     simulator = Simulator(system, scenario.simulation, q0, v0)
-    return DynamicsCore(types, simulator, scenario.nodes.dynamics), scenario.simulation.dt
+    core = DynamicsCore(types, simulator, scenario.nodes.dynamics, scenario.faults.actuator_faults())
+    return core, scenario.simulation.dt
 
 
 def main(args=None) -> int:
