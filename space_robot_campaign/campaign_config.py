@@ -5,6 +5,7 @@
     set: [duration=8]                       # --set overrides of every run (space-robot-sim's syntax)
     seed: 14                                # random draws: a run's numbers depend on (seed, run index) only
     samples: 10                             # random draws per grid point (and per list case)
+    paired_cases: false                     # true: every list case runs with the same draws (run_plan.py)
     parameters:                             # name -> how it varies; the name is the table's column
       tumble_rate: {grid: [0.0, 0.001, 0.002]}                      # every value, crossed with the other grids
       tumble_axis:
@@ -148,6 +149,7 @@ class Campaign:
     seed: int = 0
     samples: int = 1
     seed_key: str | None = None        # --set key that receives each run's seed (scenarios with random inputs)
+    paired_cases: bool = False         # the list cases share their random draws and seeds (run_plan.py)
     success: dict | None = None        # None: the scenario's requirements; else figure -> maximum
     worst_by: str = ""
     report: ReportSettings = field(default_factory=ReportSettings)
@@ -190,6 +192,8 @@ class Campaign:
             "scenario_sha256": hashlib.sha256(self.scenario.read_bytes()).hexdigest(),
             "set": list(self.overrides),
             "seed": self.seed, "samples": self.samples, "seed_key": self.seed_key,
+            # only when on: a directory of a campaign without it still resumes (its identity is as it was)
+            **({"paired_cases": True} if self.paired_cases else {}),
             "parameters": {p.name: {"key": p.key, "mode": p.mode, "values": list(p.values),
                                     "distribution": None if p.distribution is None else
                                     {"kind": p.distribution.kind, "size": p.distribution.size,
@@ -254,6 +258,9 @@ def read_campaign(reader: ConfigReader) -> Campaign:
                            "samples of a grid point would be identical runs")
     if not parameters and seed_key is None:
         raise reader.error("parameters", "is required (at least one parameter to vary, or a seed_key)")
+    paired = reader.boolean("paired_cases", False)
+    if paired and not any(p.mode == "list" for p in parameters):
+        raise reader.error("paired_cases", "pairs the list cases' runs: there is no list parameter")
     figures = tuple(reader.string_list("figures"))
     if not figures:
         raise reader.error("figures", "must name at least one summary entry, e.g. pregrasp.distance_m")
@@ -266,7 +273,7 @@ def read_campaign(reader: ConfigReader) -> Campaign:
     report = _report_settings(reader)
     campaign = Campaign(name=name, source=reader.source, scenario=scenario, scenario_argument=scenario_argument,
                         overrides=overrides, parameters=parameters, figures=figures, seed=seed, samples=samples,
-                        seed_key=seed_key, success=success, worst_by=worst_by, report=report,
+                        seed_key=seed_key, paired_cases=paired, success=success, worst_by=worst_by, report=report,
                         description=reader.string("description", ""))
     if campaign.total_runs > MAX_RUNS:
         raise reader.error("parameters", f"give {campaign.total_runs} runs, more than {MAX_RUNS}")
@@ -358,7 +365,9 @@ def _parameter(reader: ConfigReader, name: str) -> Parameter:
         distribution = _distribution(reader.sub("random"))
     for i, value in enumerate(values):
         _check_value(reader, f"{mode}[{i}]", value)
-    if mode != "random" and value_kind(values) == "text" and len({yaml_text(v) for v in values}) != len(values):
+    # a grid runs each value: the same one twice is a mistake; a list's cases repeat values in one column (the
+    # other columns tell the cases apart)
+    if mode == "grid" and value_kind(values) == "text" and len({yaml_text(v) for v in values}) != len(values):
         raise reader.error(mode, "has duplicate values")
     if key is not None:
         _check_overrides(reader, "key", [f"{key}=0"])

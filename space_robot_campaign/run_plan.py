@@ -11,6 +11,12 @@ run's numbers depend on the campaign seed, its index and its parameter's name on
 workers, the order in which runs finish, how many runs are asked for (--runs), or on adding another
 parameter. The values go to the run as --set texts (yaml_text: exact round trip), the same ones the report
 prints to reproduce a run alone with space-robot-sim.
+
+Paired cases (`paired_cases: true`, common random numbers): the index in those seeds is the run's draw index,
+grid point + G x sample, the same for every list case; so the cases of a grid point and sample run with the same
+random values and the same run seed (the same tumble axis, the same sensor noise), and what differs between them
+is what the cases set. A comparison of cases (estimates against the truth) then measures the cases' difference
+instead of the draws'.
 """
 from __future__ import annotations
 
@@ -47,6 +53,15 @@ def parameter_stream(campaign_seed: int, index: int, name: str) -> np.random.Gen
     return np.random.default_rng(np.random.SeedSequence(campaign_seed, spawn_key=(index, zlib.crc32(name.encode()))))
 
 
+def draw_index(campaign: Campaign, index: int) -> int:
+    """The index the random draws and the run seed of run `index` come from: the run's own, or with paired cases
+    the one it shares with the other cases of its grid point and sample."""
+    if not campaign.paired_cases:
+        return index
+    sample, cell = divmod(index, campaign.cases * campaign.grid_points)
+    return sample * campaign.grid_points + cell % campaign.grid_points
+
+
 def run_values(campaign: Campaign, index: int) -> dict:
     """Parameter name -> value of run `index` (0 <= index < campaign.total_runs)."""
     if not 0 <= index < campaign.total_runs:
@@ -62,7 +77,7 @@ def run_values(campaign: Campaign, index: int) -> dict:
         elif p.mode == "list":
             values[p.name] = p.values[case]
         else:
-            values[p.name] = p.distribution.draw(parameter_stream(campaign.seed, index, p.name))
+            values[p.name] = p.distribution.draw(parameter_stream(campaign.seed, draw_index(campaign, index), p.name))
     return values
 
 
@@ -85,7 +100,7 @@ def overrides_for(campaign: Campaign, values: dict, seed: int) -> list[str]:
 
 def run_spec(campaign: Campaign, index: int, bag_dir: str | None = None) -> RunSpec:
     values = run_values(campaign, index)
-    seed = run_seed(campaign.seed, index)
+    seed = run_seed(campaign.seed, draw_index(campaign, index))
     return RunSpec(index=index, seed=seed, values=tuple(values.items()), scenario=str(campaign.scenario),
                    overrides=tuple(overrides_for(campaign, values, seed)), figures=campaign.figures, bag_dir=bag_dir)
 

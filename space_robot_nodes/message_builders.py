@@ -180,6 +180,7 @@ class MarkerBuilder:
         cls = types.cls(MARKER)
         self.ARROW, self.CUBE, self.CYLINDER, self.TEXT = (int(cls.ARROW), int(cls.CUBE), int(cls.CYLINDER),
                                                            int(cls.TEXT_VIEW_FACING))
+        self.LINE_LIST = int(cls.LINE_LIST)
         self.ADD, self.DELETE = int(cls.ADD), int(cls.DELETE)
         self._marker = new(MARKER, MARKER_FIELDS)
         self._point = new("geometry_msgs/msg/Point", ("x", "y", "z"))

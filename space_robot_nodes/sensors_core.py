@@ -13,6 +13,7 @@ samples the sensor model with the truth of that instant and reports (config/node
 - target/pose_measurement (geometry_msgs/PoseWithCovarianceStamped): the target frame in the pose sensor's frame,
   when in view and not dropped;
 - tf_static: each sensor's frame on its link (latched), so every frame_id above is in the tree;
+- visualization/pose_sensor_field_of_view (visualization_msgs/Marker, latched): the pose sensor's cone for RViz;
 - diagnostics: per sensor, measurements reported and, for the star tracker and the pose sensor, why the last
   sample gave none (an outage, the target out of view, a dropout) at WARN.
 Every message is stamped at the instant the sensor sampled; one with latency is published at the first release
@@ -27,6 +28,7 @@ the sensors keep their last truth, and the sample of that instant is not taken.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -37,11 +39,15 @@ from space_robot_scenario.node_config import SensorsNodeConfig
 from space_robot_sensing.sensor_suite import SensorSuiteConfig
 
 from . import conversions as cv
+from . import message_builders as mb
 from .message_types import MessageTypes
 from .node_core import COMMAND, NodeCore
 from .robot_state import check_odometry_topics, floating_subtrees
 
 FIELD = "sensors"             # the model file's section, for errors about where a sensor sits
+FOV_EDGES = 24                # lines along the pose sensor's cone in RViz
+FOV_LINE_WIDTH = 0.005        # m
+FOV_COLOUR = (1.0, 0.85, 0.2, 0.6)   # RGBA: amber, translucent
 _CHANNELS = ("joint_encoders", "wheel_tachometers")     # joint_states channels, sampled by _sample_channel
 
 
@@ -81,8 +87,10 @@ class SensorsCore(NodeCore):
         for subtree, topic_name in config.odometry.items():
             self.add_subscription(topic_name, cv.ODOMETRY, lambda msg, s=subtree: self._take_odometry(s, msg),
                                   latest_only=True)
-        if {"joint_encoders", "wheel_tachometers"} & set(self.sensors):
-            self.add_subscription(config.joint_states, cv.JOINT_STATE, self._take_joints, latest_only=True)
+        # the state's stamps are the node's clock under ROS 2 (node_core): a 1 kHz sensor samples every 1 ms, not
+        # at /clock's 100 Hz (its timers would run once per clock tick); in the lockstep runtime, no difference
+        self.add_subscription(config.joint_states, cv.JOINT_STATE, self._take_joints, latest_only=True,
+                              time_source=True)
         if "wrist_force_torque" in self.sensors:
             self.add_subscription(config.grasp_wrench, cv.WRENCH_STAMPED, self._take_wrench, latest_only=True)
         self._check_frames()
@@ -109,6 +117,8 @@ class SensorsCore(NodeCore):
             self.add_timer("release", 1.0 / config.release_rate, self._release, COMMAND,
                            ("nodes", "sensors.release_rate"))
         self.add_publication(config.tf_static, cv.TF_MESSAGE, transient_local=True)
+        if "target_pose" in self.sensors:
+            self.add_publication(config.field_of_view, mb.MARKER, transient_local=True)
         self.add_publication(config.diagnostics, cv.DIAGNOSTIC_ARRAY)
         self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self._diagnostics, COMMAND,
                        ("nodes", "sensors.diagnostics_rate"))
@@ -154,6 +164,27 @@ class SensorsCore(NodeCore):
                       for name, sensor in self.sensors.items() if hasattr(sensor.config, "mounting")]
         if transforms:
             self.publish(self.config.tf_static, cv.tf_message(self.types, transforms))
+        if "target_pose" in self.sensors:
+            self.publish(self.config.field_of_view, self.field_of_view_marker())
+
+    def field_of_view_marker(self):
+        """The pose sensor's field of view for RViz: a cone about its +z (the boresight), half-angle
+        field_of_view / 2, drawn from min_range to field_of_view_length (m) as a LINE_LIST in its frame."""
+        config = self.sensors["target_pose"].config
+        half, length = config.field_of_view / 2.0, self.config.field_of_view_length
+        builder = mb.MarkerBuilder(self.types)
+        rim = [(math.sin(half) * math.cos(a), math.sin(half) * math.sin(a), math.cos(half))
+               for a in np.linspace(0.0, 2.0 * math.pi, FOV_EDGES, endpoint=False)]
+        points = []
+        for k, direction in enumerate(rim):
+            following = rim[(k + 1) % len(rim)]
+            points += [builder.point([config.min_range * c for c in direction]),
+                       builder.point([length * c for c in direction]),           # an edge of the cone
+                       builder.point([length * c for c in direction]),
+                       builder.point([length * c for c in following])]           # the rim at its far end
+        return builder.marker(cv.header(self.types, 0.0, config.mounting.sensor_frame), "field_of_view", 0,
+                              builder.LINE_LIST, builder.pose((0.0, 0.0, 0.0)), (FOV_LINE_WIDTH, 0.0, 0.0),
+                              FOV_COLOUR, points, frame_locked=True)
 
     # ---- truth in ----------------------------------------------------------------------------------------------
     def _take_odometry(self, subtree: str, msg) -> None:

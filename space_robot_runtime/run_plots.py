@@ -1,6 +1,7 @@
 """PNG plots of a run (bus attitude error, arm joint angles, wheel speeds, momentum drift; for a flexible model
 its modal coordinates and joint deflections; for a run with a comparison, their differences; for a model with a
-grasp (docs/contact.md sec. 11), the relative rates, the grasp wrench, the wheel momentum and the joint torques).
+grasp (docs/contact.md sec. 11), the relative rates, the grasp wrench, the wheel momentum and the joint torques; for a
+run with estimators, their errors against the truth with their 3-sigma bounds).
 
 Drawn with matplotlib's object API on the Agg canvas: no display and no global pyplot state, so plotting
 works on a headless machine and inside tests.
@@ -21,6 +22,7 @@ PLOT_NAMES = ("base_attitude.png", "joint_angles.png", "wheel_speeds.png", "mome
 FLEXIBLE_PLOT_NAMES = ("flexible_modes.png", "comparison.png")     # flexible models; runs with a comparison
 CAPTURE_PLOT_NAMES = ("relative_rates.png", "grasp_wrench.png", "wheel_momentum.png", "joint_torques.png")
 FORCE_MOTION_PLOT_NAME = "force_motion.png"     # runs of the controller's force_motion mode
+ESTIMATION_PLOT_NAME = "estimation_errors.png"  # runs with estimators (docs/sensing.md)
 _SIZE = (8.0, 4.5)   # inches
 _DPI = 100
 _SHOW_LIMIT_FRACTION = 0.25   # draw the wheel speed limit when the peak speed exceeds this fraction of it
@@ -150,6 +152,9 @@ def plot_run(trace: RunTrace, out_dir: str | Path, title: str = "", attitude_lim
         paths.append(_plot_comparison(comparison, out / FLEXIBLE_PLOT_NAMES[1], title))
     if len(trace.grasp_state) and _gripper_used(trace):
         paths += _plot_capture(trace, out, title, capture or {})
+    estimation = trace.estimation_error_series()
+    if estimation:
+        paths.append(_plot_estimation(estimation, out / ESTIMATION_PLOT_NAME, title))
     if force_motion is not None:
         errors = trace.force_motion_errors(force_motion.get("joint_positions"), force_motion["contact_force"])
         if errors is not None:
@@ -259,6 +264,22 @@ def _plot_capture(trace: RunTrace, out: Path, title: str, capture: dict) -> list
     _finish(ax, "joint torque (N m)", f"{title}: arm joint torques applied (dotted: grasp)")
     paths.append(_save(figure, out / CAPTURE_PLOT_NAMES[3]))
     return paths
+
+
+def _plot_estimation(series: dict, path: Path, title: str) -> Path:
+    """The estimators' errors against the truth per world axis, with the +-3 sigma their covariances claim."""
+    labels = {"attitude": ("bus attitude error (rad)", "estimated bus attitude: error (log(R_true R_est^T)) "
+                                                       "and +-3 sigma"),
+              "target_position": ("target position error (m)", "estimated target position: error and +-3 sigma")}
+    figure, axes = _figure(len(series))
+    for ax, (name, (t, error, sigma)) in zip(axes, series.items()):
+        for k, (axis, colour) in enumerate(zip("xyz", ("tab:red", "tab:green", "tab:blue"))):
+            ax.plot(t, error[:, k], color=colour, linewidth=0.8, label=f"{axis} (world)")
+            ax.plot(t, 3.0 * sigma[:, k], color=colour, linewidth=0.8, linestyle="--", label=f"+-3 sigma {axis}")
+            ax.plot(t, -3.0 * sigma[:, k], color=colour, linewidth=0.8, linestyle="--")
+        ylabel, heading = labels[name]
+        _finish(ax, ylabel, f"{title}: {heading}")
+    return _save(figure, path)
 
 
 def _finish(ax, ylabel: str, title: str) -> None:

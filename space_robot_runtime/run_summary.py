@@ -188,7 +188,9 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
         "overrides": [o.origin for o in scenario.overrides],
         "notes": notes,
     }
-    summary.update(trace.estimate_errors())       # with estimators only (docs/sensing.md)
+    if scenario.estimators is not None:           # with estimators only (docs/sensing.md); null until recorded
+        summary.update({"attitude_estimate_error_rms_rad": None, "target_position_estimate_error_rms_m": None,
+                        **trace.estimate_errors()})
     if system.flexibility is not None:
         summary.update(flexible_figures(trace))
     if system.grasp is not None:

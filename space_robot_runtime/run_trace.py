@@ -95,7 +95,9 @@ class RunTrace:
         self.target_orientation = Series()           # (x, y, z, w), target base_link -> world
         self.target_position = Series()              # m, target base_link origin, world frame
         self.bus_orientation_estimate = Series()     # (x, y, z, w): the estimators' (estimate/base/odom)
+        self.bus_attitude_sigma = Series()           # rad: its 1-sigma about the world's x, y, z (the covariance's)
         self.target_position_estimate = Series()     # m: the estimators' (estimate/target/odom)
+        self.target_position_sigma = Series()        # m: its 1-sigma along the world's x, y, z
         self.grasp_state = Series()                  # grasp/state entries (grasp_state_message.GRASP_STATE_FIELDS)
         self.grasp_state_fields: tuple = ()
         self.grasp_wrench = Series()                 # [force N, torque N m], the hand's frame
@@ -138,8 +140,10 @@ class RunTrace:
             self.target_position.add(t, cv.xyz_of(msg.pose.pose.position))
         elif topic == roles.bus_odometry_estimate:
             self.bus_orientation_estimate.add(t, cv.xyzw_of(msg.pose.pose.orientation))
+            self.bus_attitude_sigma.add(t, np.sqrt(np.asarray(msg.pose.covariance, float)[[21, 28, 35]]))
         elif topic == roles.target_odometry_estimate:
             self.target_position_estimate.add(t, cv.xyz_of(msg.pose.pose.position))
+            self.target_position_sigma.add(t, np.sqrt(np.asarray(msg.pose.covariance, float)[[0, 7, 14]]))
         elif topic == roles.grasp_state:
             labels = tuple(msg.layout.dim[0].label.split(",")) if len(msg.layout.dim) else ()
             if labels != self.grasp_state_fields:
@@ -195,6 +199,30 @@ class RunTrace:
         return self._rows
 
     # ---- derived quantities --------------------------------------------------------------------
+    def estimation_error_series(self) -> dict:
+        """name -> (t, error (n, 3), sigma (n, 3)) at the instants both the truth and the estimate were recorded:
+        `attitude` the rotation vector from the estimated to the true bus attitude, log(R_true R_est^T) (rad,
+        world axes, the covariance's), `target_position` true - estimated target origin (m, world frame)."""
+        out = {}
+        for name, truth, estimate, sigma in (
+                ("attitude", self.bus_orientation, self.bus_orientation_estimate, self.bus_attitude_sigma),
+                ("target_position", self.target_position, self.target_position_estimate, self.target_position_sigma)):
+            t_est, est = estimate.arrays()
+            t_true, true = truth.arrays()
+            if not len(t_est) or not len(t_true):
+                continue
+            common, i_true, i_est = np.intersect1d(np.round(t_true, 9), np.round(t_est, 9), return_indices=True)
+            if not len(common):
+                continue
+            if name == "attitude":
+                from scipy.spatial.transform import Rotation
+
+                error = (Rotation.from_quat(true[i_true]) * Rotation.from_quat(est[i_est]).inv()).as_rotvec()
+            else:
+                error = true[i_true] - est[i_est]
+            out[name] = (common, error, sigma.arrays()[1][i_est])
+        return out
+
     def estimate_errors(self) -> dict:
         """RMS over the run of the estimators' errors against the truth, at the instants both were recorded:
         attitude_estimate_error_rms_rad (the angle of the rotation from the estimated bus attitude to the true

@@ -244,6 +244,8 @@ class SensorsNodeConfig:
     target_pose: str
     tf_static: str
     diagnostics: str
+    field_of_view: str = "visualization/pose_sensor_field_of_view"   # the pose sensor's cone (Marker, latched)
+    field_of_view_length: float = 2.5       # m: how far the cone is drawn (the sensor's max_range may be 20 m)
 
 
 @dataclass(frozen=True)
@@ -329,13 +331,14 @@ def read_nodes_config(reader: ConfigReader) -> NodesConfig:
 
 
 _SENSOR_TOPICS = ("joint_states", "grasp_wrench", "imu", "star_tracker", "joint_encoders", "wheel_tachometers",
-                  "wrist_force_torque", "target_pose", "tf_static", "diagnostics")
+                  "wrist_force_torque", "target_pose", "tf_static", "diagnostics", "field_of_view")
 
 
 def _sensors(sen: ConfigReader, world: str) -> SensorsNodeConfig:
     topics = sen.sub("topics")
     config = SensorsNodeConfig(world_frame=world, release_rate=rate(sen, "release_rate"),
                                diagnostics_rate=rate(sen, "diagnostics_rate"), odometry=_odometry_topics(topics),
+                               field_of_view_length=sen.number("field_of_view_length", exclusive_minimum=0.0),
                                **{name: topic(topics, name) for name in _SENSOR_TOPICS})
     topics.reject_unknown()
     sen.reject_unknown()

@@ -13,22 +13,35 @@ from space_robot_campaign.campaign_config import load_campaign
 from space_robot_dynamics.errors import ConfigError
 
 
-@pytest.mark.parametrize("name, runs, grid, scenario", [
-    ("pregrasp_robustness", 5 * 10, 5, "servicer_pregrasp"),
-    ("capture_robustness", 4 * 6, 4, "capture"),
+@pytest.mark.parametrize("name, runs, grid, cases, scenario, random", [
+    ("pregrasp_robustness", 5 * 10, 5, 1, "servicer_pregrasp", ["tumble_axis", "target_mass_scale"]),
+    ("capture_robustness", 4 * 6, 4, 1, "capture", ["tumble_axis", "target_mass_scale"]),
+    ("capture_sensing_robustness", 4 * 3 * 2, 3, 4, "capture_sensed", ["tumble_axis"]),
 ])
-def test_the_shipped_campaigns_load_and_check_against_their_scenarios(name, runs, grid, scenario):
+def test_the_shipped_campaigns_load_and_check_against_their_scenarios(name, runs, grid, cases, scenario, random):
     campaign = load_campaign(name)
-    assert campaign.total_runs == runs and campaign.grid_points == grid and campaign.cases == 1
+    assert campaign.total_runs == runs and campaign.grid_points == grid and campaign.cases == cases
     assert campaign.scenario_argument == scenario
-    assert [p.name for p in campaign.random_parameters][:2] == ["tumble_axis", "target_mass_scale"]
+    assert [p.name for p in campaign.random_parameters][:len(random)] == random
     json.dumps(campaign.identity(), allow_nan=False)            # strict JSON, stored for --resume
     check_against_scenario(campaign)
 
 
 def test_every_shipped_campaign_is_checked_above():
     shipped = sorted(path.stem for path in Path("config/campaigns").glob("*.yaml"))
-    assert shipped == ["capture_robustness", "pregrasp_robustness"]
+    assert shipped == ["capture_robustness", "capture_sensing_robustness", "pregrasp_robustness"]
+
+
+def test_list_cases_may_repeat_a_value_in_one_column_and_a_grid_may_not(tmp_path):
+    """A list parameter's values go with the other lists' index by index (the cases), so a column repeats values
+    (capture_sensing_robustness: estimates in three cases of four); a grid runs each value once."""
+    cases = "  mode:\n    key: state_source.controller\n    list: [truth, estimates, estimates]\n" \
+            "  noise:\n    key: model.gravity\n    list: [[0, 0, 0], [0, 0, 0], [0, 0, 1]]\n"
+    campaign = load_campaign(write_campaign(tmp_path, {"parameters:\n": "parameters:\n" + cases}))
+    assert campaign.cases == 3
+    grid = "  mode:\n    key: state_source.controller\n    grid: [truth, truth]\n"
+    with pytest.raises(ConfigError, match=r"parameters.mode.grid: has duplicate values"):
+        load_campaign(write_campaign(tmp_path, {"parameters:\n": "parameters:\n" + grid}))
 
 
 def test_a_small_campaign_and_its_defaults(tmp_path):

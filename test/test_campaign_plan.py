@@ -49,11 +49,32 @@ def test_runs_visit_every_case_and_grid_point_before_repeating_one(tmp_path):
     assert math.isclose(runs[0]["b"], 10.0)
 
 
+def test_paired_cases_share_their_draws_and_seeds_and_nothing_else(tmp_path):
+    """paired_cases (common random numbers): the cases of one grid point and sample get the same random values and
+    run seed, each with its own case values; different grid points and samples still differ; unpaired, the cases'
+    draws differ (the run index seeds them)."""
+    paired = load_campaign(write_campaign(tmp_path, text=GRID_AND_LIST + "paired_cases: true\n", name="p.yaml"))
+    unpaired = load_campaign(write_campaign(tmp_path, text=GRID_AND_LIST, name="u.yaml"))
+    cells = paired.grid_points                      # 9: the second case's runs start at index 9
+    for i in range(paired.total_runs):
+        first_case = (i // (2 * cells)) * 2 * cells + i % cells
+        a, b = run_spec(paired, i), run_spec(paired, first_case)
+        assert dict(a.values)["noise"] == dict(b.values)["noise"] and a.seed == b.seed
+        assert dict(a.values)["dt"] == {"rk4": 0.001, "semi_implicit_euler": 0.0005}[dict(a.values)["case"]]
+    assert run_values(paired, 0)["noise"] != run_values(paired, 1)["noise"]          # another grid point
+    assert run_values(paired, 0)["noise"] != run_values(paired, 2 * cells)["noise"]  # another sample
+    assert run_values(unpaired, 0)["noise"] != run_values(unpaired, cells)["noise"]
+    assert paired.identity()["paired_cases"] and "paired_cases" not in unpaired.identity()
+    with pytest.raises(ConfigError, match="paired_cases: pairs the list cases' runs: there is no list parameter"):
+        load_campaign(write_campaign(tmp_path, {"report: {worst_runs: 2}": "report: {worst_runs: 2}\n"
+                                                "paired_cases: true"}, name="nolist.yaml"))
+
+
 def test_a_quick_look_covers_the_shipped_campaigns_grids():
     """--runs G of a shipped campaign (G its grid points) visits every grid value once."""
     from space_robot_campaign.campaign_config import find_campaign
 
-    for name in ("pregrasp_robustness", "capture_robustness"):
+    for name in ("pregrasp_robustness", "capture_robustness", "capture_sensing_robustness"):
         campaign = load_campaign(find_campaign(name))
         for p in campaign.grid_parameters:
             seen = {run_values(campaign, i)[p.name] for i in range(campaign.grid_points * campaign.cases)}

@@ -208,3 +208,15 @@ def test_a_wrist_sensor_off_the_grasp_frame_is_refused(tmp_path):
     sensors = "\nsensors:\n  wrist_force_torque: {rate: 100.0, frame: right_l5}\n"
     with pytest.raises(ConfigError, match="sensors.wrist_force_torque.frame: must be the grasp's end_effector_frame"):
         SimulationRun(load_scenario(sensed_scenario(tmp_path, sensors)))
+
+
+def test_the_pose_sensors_field_of_view_is_drawn_as_configured(sensed_run):
+    """The cone RViz shows: in the sensor's frame, every edge at half the configured field of view (2.0 rad here)
+    from the boresight (+z), from min_range out to nodes.yaml's field_of_view_length."""
+    (_log, marker), = sensed_run["visualization/pose_sensor_field_of_view"]
+    assert marker.header.frame_id == "pose_sensor_link" and marker.frame_locked
+    points = np.array([[p.x, p.y, p.z] for p in marker.points])
+    edges = points.reshape(-1, 4, 3)[:, 1, :]                      # each edge's far end
+    angles = np.arccos(edges[:, 2] / np.linalg.norm(edges, axis=1))
+    assert np.allclose(angles, 1.0, atol=1e-12)
+    assert np.allclose(np.linalg.norm(edges, axis=1), 2.5, atol=1e-12)
