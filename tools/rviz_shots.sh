@@ -11,7 +11,7 @@
 #   SHOTS_AT      seconds after start of the screenshots (default 18,27: with RViz the simulation holds t = 0
 #                 for 10 s after its controller connects (~5 s), then the default arm motion takes 6 s;
 #                 software-rendered RViz needs ~15 s to draw: mid-motion, then at rest)
-#   CAPTURE_SHOTS_AT  the same for the capture scenario (default 30,60: its grasp is at 11.55 s of simulated time,
+#   CAPTURE_SHOTS_AT  the same for the capture scenarios (default 30,60: the grasp is at 11.55 s of simulated time,
 #                 ~27 s after start; the first shot shows the hand on the fixture and the grasp wrench, the second
 #                 the detumbling stack)
 #   ONLY          space-separated names to take (scenario names, sawyer_real_arm); default: all
@@ -34,7 +34,7 @@ take() {  # name, command...
   local name=$1; shift
   wanted "$name" || return 0
   local when=$at
-  [ "$name" != capture ] || when=${CAPTURE_SHOTS_AT:-30,60}
+  case $name in capture|capture_sensed) when=${CAPTURE_SHOTS_AT:-30,60} ;; esac
   "$shared/rviz_screenshot.sh" --out "$shots" --name "$name" --at "$when" --source "$RVIZ_PREFIX/env.sh" \
     --source "$ws/install/local_setup.bash" --domain-id $((150 + RANDOM % 40)) -- "$@"
 }
