@@ -228,26 +228,10 @@ class RunTrace:
         attitude_estimate_error_rms_rad (the angle of the rotation from the estimated bus attitude to the true
         one) and target_position_estimate_error_rms_m (|estimated - true| target base-link origin, world frame);
         only those whose estimate was recorded."""
-        out = {}
-        for key, truth, estimate in (
-                ("attitude_estimate_error_rms_rad", self.bus_orientation, self.bus_orientation_estimate),
-                ("target_position_estimate_error_rms_m", self.target_position, self.target_position_estimate)):
-            t_est, est = estimate.arrays()
-            t_true, true = truth.arrays()
-            if not len(t_est) or not len(t_true):
-                continue
-            _common, i_true, i_est = np.intersect1d(np.round(t_true, 9), np.round(t_est, 9), return_indices=True)
-            if not len(i_true):
-                continue
-            if key.startswith("attitude"):
-                a, b = true[i_true], est[i_est]
-                w = np.einsum("ij,ij->i", a, b)                       # scalar part of conj(a) * b
-                vec = a[:, 3:4] * b[:, :3] - b[:, 3:4] * a[:, :3] - np.cross(a[:, :3], b[:, :3])
-                errors = 2.0 * np.arctan2(np.linalg.norm(vec, axis=1), np.abs(w))
-            else:
-                errors = np.linalg.norm(true[i_true] - est[i_est], axis=1)
-            out[key] = float(np.sqrt(np.mean(errors ** 2)))
-        return out
+        keys = {"attitude": "attitude_estimate_error_rms_rad",
+                "target_position": "target_position_estimate_error_rms_m"}
+        return {keys[name]: float(np.sqrt(np.mean(np.einsum("ij,ij->i", error, error))))
+                for name, (_t, error, _sigma) in self.estimation_error_series().items()}
 
     def attitude_error(self) -> tuple[np.ndarray, np.ndarray]:
         """Angle (rad) of the rotation between the setpoint (or the initial attitude) and the bus attitude."""

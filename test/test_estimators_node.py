@@ -4,6 +4,7 @@ Independent references: the simulator's exact state (the truth run of the captur
 from the conserved momentum and for the held target; the truth loop's outputs for the switch; a run of the loop on
 estimates with every noise and latency at zero against the truth loop's summary."""
 import math
+import re
 
 import numpy as np
 import pinocchio as pin
@@ -15,6 +16,7 @@ from space_robot_dynamics.errors import ConfigError
 from space_robot_dynamics.package_share import resolve
 from space_robot_estimation.bus_translation import BusTranslation
 from space_robot_estimation.held_target import HeldTarget
+from space_robot_nodes import conversions as cv
 from space_robot_runtime.simulation_run import SimulationRun
 from space_robot_scenario import load_scenario
 from space_robot_scenario.overrides import parse_overrides
@@ -237,3 +239,44 @@ def test_a_grasp_decided_on_a_bad_estimate_fails_as_on_orbit():
     assert [e.kind for e in events] == [GRASP_FAILED], events
     assert "outside the capture envelope" in events[0].message     # measured: 5.0 cm and 0.058 rad off
     assert s["momentum_drift"]["max_angular_kg_m2_s"] < 1e-9
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda s, e: e.update(rate=0.0), "estimators.rate: must be > 0"),
+    (lambda s, e: e["attitude"].pop("angle_random_walk"), "estimators.attitude.angle_random_walk: is required"),
+    (lambda s, e: e["target"].update(inertia=[1.0, 0.0, 0.0, 1.0, 0.0, 3.0]),
+     "estimators.target.inertia: is not the inertia of a body"),
+    (lambda s, e: e["joints"].update(acceleration_noise=-1.0), "estimators.joints.acceleration_noise: must be > 0"),
+    (lambda s, e: e.update(kalman=True), "estimators.kalman: unknown key"),
+    (lambda s, e: e["target"].update(prediction_step=float("nan")), "estimators.target.prediction_step: must be"),
+])
+def test_a_bad_estimators_section_is_refused_at_load_naming_the_field(tmp_path, change, words):
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        load_scenario(_sensed_variant(tmp_path, change))
+
+
+def test_an_unreadable_measurement_is_skipped_and_reported_and_nothing_is_passed_on():
+    """A NaN gyro sample, a star tracker solution in another frame, a pose with an infinite covariance: each is
+    skipped (the filters keep their state, no NaN reaches an estimate) and reported on diagnostics, naming the
+    topic."""
+    run = SimulationRun(load_scenario("capture_sensed"))
+    run.graph.start()
+    run.graph.run_ticks(300)
+    core, types = run.estimators, run.types
+    before = core.attitude.latest
+    core._on_gyro(cv.imu(types, 0.3, "gyro_link", angular_velocity=[float("nan"), 0.0, 0.0],
+                         angular_velocity_covariance=np.eye(3)))
+    core._on_star_tracker(cv.imu(types, 0.3, "target/base_link", orientation_xyzw=[0.0, 0.0, 0.0, 1.0],
+                                 orientation_covariance=np.eye(3)))
+    core._on_pose(cv.pose_with_covariance_stamped(types, 0.3, "pose_sensor_link", [1.0, 0.0, 0.0],
+                                                  [0.0, 0.0, 0.0, 1.0], np.full((6, 6), np.inf)))
+    assert core.attitude.latest is before
+    published = []
+    run.graph.tap(lambda topic, msg, _ns, _who: published.append((topic, msg)))
+    run.graph.run_ticks(101)
+    reports = [s for topic, m in published if topic == "diagnostics" for s in m.status
+               if s.name.startswith("estimators: ") and "unreadable" in s.message]
+    assert {s.name for s in reports} == {"estimators: imu/data", "estimators: star_tracker/attitude",
+                                         "estimators: target/pose_measurement"}
+    odometry = [m for topic, m in published if topic == "estimate/base/odom"]
+    assert odometry and all(np.isfinite(m.pose.pose.orientation.w) for m in odometry)
