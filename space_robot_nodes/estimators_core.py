@@ -92,9 +92,10 @@ class EstimatorsCore(NodeCore):
         self._q, self._v = q0.copy(), v0.copy()        # the template: every entry is overwritten before use
         self._truth: dict[str, object] = {}
         self._problems: dict[str, str] = {}
+        self._rows: dict[tuple, list] = {}               # (topic, its name list) -> the rows of the wanted joints
+        self._state_at: tuple | None = None              # (time, state()) of the last estimate published
         self.published = 0
         self._nees = {"attitude": [0.0, 0], "target": [0.0, 0]}     # running sum, count
-        self._last_nees: dict[str, float] = {}
         self._index()
         self._joint_builder = mb.JointStateBuilder(types, self.joint_names)
         self._odometry_builders = {subtree: mb.OdometryBuilder(types, nodes.world_frame,
@@ -214,7 +215,7 @@ class EstimatorsCore(NodeCore):
             return
         mounting = self._pose.mounting
         frame_position, world_xyzw, rotation_world_sensor = pose_measurement_in_world(
-            position, xyzw, rotation_of(self.attitude.estimate().xyzw), mounting.position,
+            position, xyzw, self.attitude.latest.rotation, mounting.position,
             mounting.rotation.as_matrix())
         self.target.update(cv.seconds(msg.header.stamp), frame_position, world_xyzw,
                            float(np.trace(covariance[:3, :3])) / 3.0, float(np.trace(covariance[3:, 3:])) / 3.0,
@@ -236,10 +237,17 @@ class EstimatorsCore(NodeCore):
         self._wheel_speeds, self._wheel_time = speeds, t
 
     def _named(self, msg, names, values, topic_name: str) -> np.ndarray | None:
-        index = {n: i for i, n in enumerate(msg.name)}
+        """`values` of `names` in a JointState; its rows looked up once per name list (a sender keeps its list)."""
+        key = (topic_name, tuple(msg.name))
+        rows = self._rows.get(key)
+        if rows is None:
+            index = {n: i for i, n in enumerate(msg.name)}
+            rows = self._rows[key] = [index[n] for n in names] if all(n in index for n in names) else []
         try:
-            out = np.array([values[index[n]] for n in names], float)
-        except (KeyError, IndexError):
+            if not rows:
+                raise IndexError
+            out = np.array([values[i] for i in rows], float)
+        except IndexError:
             self._problem(topic_name, f"needs {list(names)}, got {list(msg.name)}")
             return None
         if not np.isfinite(out).all():
@@ -347,6 +355,7 @@ class EstimatorsCore(NodeCore):
         if not self.ready():
             return
         q, v, a, rotation, target = self.state(now)
+        self._state_at = (now, (q, v, a, rotation, target))
         nodes = self.nodes
         self.published += 1
         if self.wanted(nodes.joint_states):
@@ -408,7 +417,9 @@ class EstimatorsCore(NodeCore):
         the filters' error states), for those whose truth is at hand."""
         if not self.ready():
             return {}
-        _q, _v, a, rotation, target = self.state(now)
+        # the estimate published at this instant if there is one (the same timer period), else worked out now
+        known = self._state_at
+        _q, _v, a, rotation, target = known[1] if known is not None and known[0] == now else self.state(now)
         out = {}
         bus = self._truth_state(self.bus)
         if bus is None:
@@ -451,7 +462,6 @@ class EstimatorsCore(NodeCore):
                 total = self._nees[name]
                 total[0] += value
                 total[1] += 1
-                self._last_nees[name] = value
                 values += [("nees", value), ("mean_nees", total[0] / total[1]), ("nees_dof", len(error))]
                 if value > chi2.ppf(NEES_QUANTILE, len(error)):
                     level, message = cv.WARN, f"inconsistent: NEES {value:.3g} above its chi-square " \

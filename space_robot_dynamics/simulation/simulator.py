@@ -468,7 +468,7 @@ class Simulator:
         command = self._checked_command(arm_torque, wheel_torque)
         applied = np.minimum(np.maximum(command, self._lower), self._upper)
         cut_speeding_wheels(applied[self._n_arm:], self.state.v[self._wheel_v].tolist(), self._wheel_max_speed)
-        if self.actuator_faults:
+        if self.actuator_faults.failed:      # a dict's truth: no method call on the step's path
             self.actuator_faults.brake(applied, self.state.v, self._dt)
         # other entries stay zero (set in __init__)
         self._tau_cmd[self._actuated_v] = applied if self._actuation_gain is None else applied * self._actuation_gain
