@@ -29,7 +29,6 @@ import math
 
 import numpy as np
 import pinocchio as pin
-from scipy.stats import chi2
 
 from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.model.system_model import SystemModel
@@ -438,6 +437,8 @@ class EstimatorsCore(NodeCore):
         return out
 
     def _diagnostics(self, now: float) -> None:
+        from scipy.stats import chi2  # here: scipy.stats costs 0.35 s to import, every run's start-up
+
         errors = self.errors(now)
         statuses = []
         for name, estimator in (("attitude", self.attitude), ("target", self.target)):
