@@ -21,8 +21,9 @@ CORE_WITH_GLUE = {"space_robot_identification": ("tool", {"space_robot_dynamics"
 # The folders of space_robot_dynamics, core first: a module may import only from its own folder or earlier ones.
 # "" is the package's top-level modules (errors, config_reader, package_share, pinocchio_compat, command_checks),
 # which every folder uses; model/ builds the system model, the model file's grasp and contact_surfaces sections and
-# their frames included; contact/ is the contact physics on that model; simulation/ steps model and contacts.
-DYNAMICS_FOLDERS = ["", "model", "contact", "simulation"]
+# their frames included; orbit/ is the orbital environment (reference orbit, LVLH, tidal wrenches on the bodies);
+# contact/ is the contact physics on that model; simulation/ steps model, orbit and contacts.
+DYNAMICS_FOLDERS = ["", "model", "orbit", "contact", "simulation"]
 ROS_ONLY = ("rclpy", "launch", "launch_ros", "ament_index_python", "tf2_ros")
 # The optional extra `campaign` (setup.py): only space_robot_campaign may import these.
 CAMPAIGN_ONLY = ("ray", "pyarrow")

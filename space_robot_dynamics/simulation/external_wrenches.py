@@ -152,6 +152,18 @@ class ExternalWrenches:
                 forces[j] = force
         return forces
 
+    def resultant(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(force N, moment N m about the world origin), world axes, of the wrenches last returned by joint_forces
+        at configuration q (its own forward kinematics: a forward-dynamics pass in Pinocchio's LOCAL convention
+        leaves data.oMi as it was)."""
+        data = self._data
+        if not self._world:                  # joint_forces made the placements at q already for world wrenches
+            pin.forwardKinematics(self.model, data, q)
+        total = pin.Force.Zero()
+        for j in self._joints:
+            total += data.oMi[j].act(self._forces[j])
+        return total.linear, total.angular
+
     def power(self, data: pin.Data) -> float:
         """Total power (W) of the wrenches last returned by joint_forces: sum_j fext_j . v_j, with v_j the joint
         velocities (LOCAL) that pin.aba left in `data` at the same (q, v)."""

@@ -30,6 +30,11 @@ touchdown is a plastic impulse (Pinocchio's impulseDynamics) that changes v at t
 held (the grasp's 6D loop, a surface's normal) the forward dynamics is the constrained one (loop_closure.py,
 surface_contact.py) in place of aba or eq. 16. The impulses' energy losses are part of `dissipated_energy`; the
 constraint forces are internal, so momentum stays conserved.
+
+Orbit (docs/orbit.md): with an OrbitConfig the state is integrated in the free-falling, non-rotating frame W of the
+reference orbit (orbital_environment.py): every body feels the tidal force and gravity-gradient couple
+(orbit/tidal_wrenches.py) as part of fext, the reference orbit and the external impulses are auxiliary states, and
+the constructor's and reset()'s (q, v), observe()'s q, v and bases are in the LVLH frame; `state` stays in W.
 """
 from __future__ import annotations
 
@@ -48,6 +53,7 @@ from ..contact.surface_mode import SurfaceMode
 from ..errors import CommandError, SimulationDivergedError
 from ..index_views import contiguous_index
 from ..model.system_model import SystemModel
+from ..orbit.orbit_config import OrbitConfig
 from .actuator_faults import ActuatorFaults
 from .compiled_flexible_step import compiled_flexible_step
 from .elastic_forces import ElasticForces
@@ -55,6 +61,8 @@ from .external_wrenches import ExternalWrench, ExternalWrenches
 from .flexible_stability import check_flexible_stability
 from .integrators import INTEGRATORS
 from .joint_dissipation import JointDissipation, check_explicit_stability
+from .momentum_balance import BodyMomenta, MomentumBalance
+from .orbital_environment import AUX_BLOCKS, OrbitalEnvironment, OrbitState
 from .reaction_wheels import cut_speeding_wheels, wheel_spin_inertia
 from .reduced_dynamics import ReducedForwardDynamics
 from .state import AuxLayout, SimState
@@ -126,6 +134,7 @@ class Observation:
     elastic_energy: float = 0.0     # J, potential energy of the modal and joint springs (flexibility.md eqs. 10, 12)
     flexible: FlexibleState | None = None     # None for a rigid model
     contact: ContactState | None = None       # None for a model without a grasp or contact surfaces
+    orbit: OrbitState | None = None           # None in free space; in orbit q, v and bases are in LVLH
 
 
 @dataclass(frozen=True)
@@ -157,7 +166,7 @@ class Simulator:
     """Free-floating multibody simulation of a `SystemModel`."""
 
     def __init__(self, system: SystemModel, settings: SimulationSettings = SimulationSettings(),
-                 q0: np.ndarray | None = None, v0: np.ndarray | None = None):
+                 q0: np.ndarray | None = None, v0: np.ndarray | None = None, orbit: OrbitConfig | None = None):
         self.system = system
         self.settings = settings
         self.model = system.model
@@ -173,6 +182,11 @@ class Simulator:
         self.layout = AuxLayout()
         if self.dissipation is not None or (self.elastic is not None and self.elastic.damped):
             self.layout.add("dissipated_energy", 1)
+        self.orbit = None if orbit is None else OrbitalEnvironment(system, orbit)
+        if self.orbit is not None:          # gravity does work from the start; then the orbit's blocks
+            self.layout.add("external_work", 1)
+            for name, size in AUX_BLOCKS:
+                self.layout.add(name, size)
         self._wrenches = ExternalWrenches(self.model)     # set and cleared through the methods below only
         self._dt = settings.dt
         self._setup_contacts()
@@ -242,13 +256,21 @@ class Simulator:
 
     # ---- state ------------------------------------------------------------------------------
     def reset(self, q: np.ndarray | None = None, v: np.ndarray | None = None, t: float = 0.0) -> None:
+        """Start again from (q, v) at time t (s): the world frame's, LVLH in orbit (the reference orbit then placed
+        at t; external work and impulses from zero)."""
         q = self.system.neutral() if q is None else checked_vector(q, self.model.nq, "q")
         v = np.zeros(self.model.nv) if v is None else checked_vector(v, self.model.nv, "v")
         q, v = pin.normalize(self.model, q.copy()), v.copy()
         if self._reduced is not None:         # the tip chains follow the modal coordinates (eq. 14)
             self.system.coordinates.project(q, v)
         self._actuator_work = 0.0
-        self.state = SimState(float(t), q, v, np.zeros(self.layout.size), self.layout)
+        z = np.zeros(self.layout.size)
+        if self.orbit is not None:
+            reference = self.orbit.reference_state(float(t))
+            z[self.layout["reference_orbit"]] = reference
+            q, v = self.orbit.transform.from_lvlh(q, v, self.orbit.lvlh(reference))
+        self.state = SimState(float(t), q, v, z, self.layout)
+        self._momentum0 = self._inertial_momentum()
         if getattr(self, "_active", None) is not None or getattr(self, "grasp", None) is not None \
                 or getattr(self, "surface_mode", None) is not None:     # contacts open (not yet made in __init__)
             for part in (self.grasp, self.surface_mode):
@@ -272,10 +294,10 @@ class Simulator:
         Pinocchio's fext.
         """
         wrench = self._wrenches.set(frame, force, torque, expressed_in, point, label)
-        if "external_work" not in self.layout:
-            self.layout = self.layout.extended("external_work", 1)
+        if "external_work" not in self.layout:       # free space: the wrenches' work and impulse from now on
+            self.layout = self.layout.extended("external_work", 1).extended("external_impulse", 6)
             s = self.state
-            self.state = SimState(s.t, s.q, s.v, np.append(s.z, 0.0), self.layout)
+            self.state = SimState(s.t, s.q, s.v, np.append(s.z, np.zeros(7)), self.layout)
             self._select_rhs()
         return wrench
 
@@ -450,13 +472,17 @@ class Simulator:
         if getattr(self, "_active", None) is not None:
             # a rigid model without auxiliary states (no dissipation, no external wrench): the latched command alone
             self._rhs = self._held_rhs if self._aux_free and self.elastic is None else self._constrained_rhs
-        elif self.flexibility is not None:
+        elif self.flexibility is not None or getattr(self, "orbit", None) is not None:
             self._rhs = self._flexible_rhs
         else:
             self._rhs = self._aba if self._aux_free else self._aba_aux
         # positions in ydot = [vdot, zdot] of the two rates _aba_aux writes
         self._dissipated_rate = nv + layout["dissipated_energy"].start if "dissipated_energy" in layout else None
         self._external_rate = nv + layout["external_work"].start if "external_work" in layout else None
+        self._impulse_rate = slice(nv + layout["external_impulse"].start, nv + layout["external_impulse"].stop) \
+            if "external_impulse" in layout else None
+        self._orbit_rates = slice(nv + layout["reference_orbit"].start, nv + layout["frame_impulse"].stop) \
+            if "reference_orbit" in layout else None
 
     # ---- stepping ---------------------------------------------------------------------------
     def set_command(self, arm_torque=None, wheel_torque=None) -> None:
@@ -562,11 +588,20 @@ class Simulator:
         if len(wrenches):
             ydot[:nv] = pin.aba(self.model, self.data, q, v, tau, wrenches.joint_forces(q))
             ydot[self._external_rate] = wrenches.power(self.data)   # aba left the joint velocities at (q, v)
+            self._impulse_rates(q, ydot)
         else:
             ydot[:nv] = pin.aba(self.model, self.data, q, v, tau)
             if self._external_rate is not None:
                 ydot[self._external_rate] = 0.0
+                ydot[self._impulse_rate] = 0.0
         return ydot
+
+    def _impulse_rates(self, q: np.ndarray, ydot: np.ndarray) -> None:
+        """Free space: the external wrenches' resultant force and moment about the world origin at q, the rate of
+        `external_impulse`."""
+        force, moment = self._wrenches.resultant(q)
+        ydot[self._impulse_rate][:3] = force
+        ydot[self._impulse_rate][3:] = moment
 
     def _flexible_rhs(self, q: np.ndarray, y: np.ndarray) -> np.ndarray:
         """ydot at (q, y = [v, z]) for an expanded model: the latched command plus the elastic and damping forces
@@ -574,13 +609,15 @@ class Simulator:
         dynamics of eq. 16 with flexible links; zdot the dissipated and the external power."""
         v = y[:self.model.nv]
         tau, power, fext = self._generalized_forces(q, v)
+        if self._orbit_rates is not None:
+            tau += self._orbit_forces(q, y)
         if self._reduced is not None:
             acceleration = self._reduced(self.data, q, v, tau, fext)
         elif fext is None:
             acceleration = pin.aba(self.model, self.data, q, v, tau)
         else:
             acceleration = pin.aba(self.model, self.data, q, v, tau, fext)
-        return self._with_rates(acceleration, y, power, fext)
+        return self._with_rates(acceleration, q, y, power, fext)
 
     def _generalized_forces(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, float, object]:
         """(tau, dissipated power, fext) at (q, v): the latched command plus the elastic and damping forces of a
@@ -596,9 +633,10 @@ class Simulator:
         wrenches = self._wrenches
         return tau, power, (wrenches.joint_forces(q) if len(wrenches) else None)
 
-    def _with_rates(self, acceleration: np.ndarray, y: np.ndarray, power: float, fext) -> np.ndarray:
+    def _with_rates(self, acceleration: np.ndarray, q: np.ndarray, y: np.ndarray, power: float, fext) -> np.ndarray:
         """ydot = [acceleration, zdot]: the dissipated and the external power at their places (the forward pass
-        left the joint velocities at (q, v) in data); the acceleration alone without auxiliary states."""
+        left the joint velocities at (q, v) in data), the external impulse's rates, the orbit's (its tidal forces as
+        _orbit_forces evaluated them at q); the acceleration alone without auxiliary states."""
         nv = self.model.nv
         if len(y) == nv:
             return acceleration
@@ -608,7 +646,23 @@ class Simulator:
             ydot[self._dissipated_rate] = power
         if self._external_rate is not None:
             ydot[self._external_rate] = self._wrenches.power(self.data) if fext is not None else 0.0
+            if self._orbit_rates is None:
+                if fext is not None:
+                    self._impulse_rates(q, ydot)
+                else:
+                    ydot[self._impulse_rate] = 0.0
+        if self._orbit_rates is not None:
+            ydot[self._external_rate] += self.orbit.tidal.generalized_force @ y[:nv]
+            wrenches = self._wrenches
+            self.orbit.rates(y[self._orbit_rates][:6], wrenches.resultant(q) if len(wrenches) else None,
+                             ydot[self._orbit_rates])
         return ydot
+
+    def _orbit_forces(self, q: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The generalized force of every body's tidal force and gravity-gradient couple (orbit/tidal_wrenches.py)
+        at q and the reference orbit's state in y."""
+        pin.computeJointJacobians(self.model, self.data, q)
+        return self.orbit.tidal.evaluate(self.data, self.orbit.start + y[self._orbit_rates][:3])
 
     def _held_rhs(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         """vdot at (q, v) with the contact held under the latched command alone (_constrained_rhs without its
@@ -625,11 +679,13 @@ class Simulator:
         through the constraint's forward dynamics; its multipliers of a step's first stage are kept."""
         v = y[:self.model.nv]
         tau, power, fext = self._generalized_forces(q, v)
+        if self._orbit_rates is not None:
+            tau += self._orbit_forces(q, y)
         acceleration = self._active.acceleration(self.data, q, v, tau, fext)
         if self._first_stage:
             self._stage_force = self._active.force
             self._first_stage = False
-        return self._with_rates(acceleration, y, power, fext)
+        return self._with_rates(acceleration, q, y, power, fext)
 
     # ---- outputs ----------------------------------------------------------------------------
     @property
@@ -641,7 +697,7 @@ class Simulator:
 
     def _compiled_step_applies(self) -> bool:
         """The library is there for this simulation and this step has no contact held and no external wrench."""
-        return self._compiled is not None and self._active is None and not len(self._wrenches)
+        return self._compiled is not None and self._active is None and not len(self._wrenches) and self.orbit is None
 
     @property
     def applied_torques(self) -> tuple[np.ndarray, np.ndarray]:
@@ -651,7 +707,12 @@ class Simulator:
     def observe(self) -> Observation:
         """Everything users plot or publish, computed from the current state."""
         s, model, data = self.state, self.model, self._obs_data
-        pin.forwardKinematics(model, data, s.q, s.v)
+        q, v, orbit = s.q, s.v, None
+        if self.orbit is not None:
+            aux = s.z[self.layout["reference_orbit"].start:self.layout["frame_impulse"].stop]
+            orbit = self.orbit.observe(model, data, s.q, s.v, aux)
+            q, v = self.orbit.transform.to_lvlh(s.q, s.v, orbit.lvlh)
+        pin.forwardKinematics(model, data, q, v)
         bases = {}
         for subtree in self.system.subtrees:
             frame = subtree.base_frame_id
@@ -661,7 +722,7 @@ class Simulator:
                                             pin.Quaternion(placement.rotation).coeffs().copy(),
                                             twist.linear.copy(), twist.angular.copy())
         return Observation(
-            t=s.t, q=s.q.copy(), v=s.v.copy(), bases=bases,
+            t=s.t, q=q.copy(), v=v.copy(), bases=bases,
             momentum=momentum_state(model, data, s.q, s.v),
             arm_torque=self._applied[:self._n_arm].copy(), wheel_torque=self._applied[self._n_arm:].copy(),
             saturated=self._applied != self._command,
@@ -672,6 +733,7 @@ class Simulator:
             elastic_energy=0.0 if self.flexibility is None else self.flexibility.potential_energy(s.q),
             flexible=None if self.flexibility is None else self.flexible_state(),
             contact=self.contact_state(),
+            orbit=orbit,
         )
 
     def flexible_state(self) -> FlexibleState:
@@ -682,8 +744,30 @@ class Simulator:
         motor = np.array([0.0 if row is None else arm[row] for row in self._motor_rows])
         return FlexibleState(flexibility.names, *flexibility.readout(s.q, s.v, motor))
 
+    def _inertial_momentum(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(P, L_X, per-body P_k, per-body L_X,k) at the current state (momentum_balance.py)."""
+        s = self.state
+        if not hasattr(self, "_bodies"):
+            self._bodies = BodyMomenta(self.model)
+        if self.orbit is None:
+            linear, angular = self._bodies(s.q, s.v)
+        else:
+            reference = s.aux("reference_orbit")
+            linear, angular = self._bodies(s.q, s.v, reference[:3], reference[3:])
+        return linear.sum(axis=0), angular.sum(axis=0), linear, angular
+
+    def momentum_balance(self) -> MomentumBalance:
+        """The momentum balance now (momentum_balance.py): momentum change since reset() - integrated external
+        impulse, inertial; and the largest momentum of a body now."""
+        linear, angular, body_linear, body_angular = self._inertial_momentum()
+        impulse = self.state.aux("external_impulse") if "external_impulse" in self.layout else np.zeros(6)
+        return MomentumBalance(linear - self._momentum0[0] - impulse[:3], angular - self._momentum0[1] - impulse[3:],
+                               float(np.max(np.linalg.norm(body_linear, axis=1))),
+                               float(np.max(np.linalg.norm(body_angular, axis=1))))
+
     def momentum_about(self, point) -> tuple[np.ndarray, np.ndarray]:
         """(p, L_P) of the whole system at the current state: total linear momentum (kg m/s) and angular momentum
         about the world point `point` (m) (kg m^2/s), both in the world frame (system_momentum.py)."""
         s = self.state
         return momentum_about_point(self.model, self._obs_data, s.q, s.v, point)
+
