@@ -37,7 +37,7 @@ for label, overrides in (("wheels on", []), ("wheels off", ["controller.controll
     scenario = load_scenario("servicer_pregrasp", parse_overrides(overrides))
     system = build_model(scenario.model)                   # the scenario's model file, as a SystemModel
     q0, v0 = scenario.initial_state(system)
-    sim = Simulator(system, scenario.simulation, q0, v0)
+    sim = Simulator(system, scenario.simulation, q0, v0, orbit=scenario.orbit)
     controller = ServicerController(system, scenario.controller)
     controller.update(0.0, q0, v0)                         # holds the arm and the bus attitude where they are
     controller.set_trajectory(system.arm_joints, [TrajectoryPoint(GOAL, None, None, 6.0)])   # reach it in 6 s

@@ -75,12 +75,15 @@ def _smooth(x: float) -> float:
 
 
 class CaptureApproachPlanner:
-    def __init__(self, system: SystemModel, timing: CaptureTiming, dt: float = 1e-3):
+    def __init__(self, system: SystemModel, timing: CaptureTiming, dt: float = 1e-3, orbit=None):
+        """`orbit`: the scenario's OrbitConfig (docs/orbit.md), which the fixture's predicted motion then feels
+        (poses in the LVLH frame); None in free space."""
         if system.grasp is None:
             raise ConfigError("goals.capture", "the model has no grasp section: nothing to approach")
         self.system = system
         self.timing = timing
         self.dt = dt
+        self.orbit = orbit
         self.model = system.model
         self.data = self.model.createData()
         grasp = system.grasp
@@ -101,12 +104,12 @@ class CaptureApproachPlanner:
         v = np.zeros(self.model.nv)
         target_v = self.system.v_slice(self.target.base_joint)
         v[target_v] = v0[target_v]
-        sim = Simulator(self.system, SimulationSettings(dt=self.dt), q0, v)
+        sim = Simulator(self.system, SimulationSettings(dt=self.dt), q0, v, orbit=self.orbit)
         poses = []
         for t in times:
             while sim.state.t < t - 0.5 * self.dt:
                 sim.step()
-            pin.framesForwardKinematics(self.model, self.data, sim.state.q)
+            pin.framesForwardKinematics(self.model, self.data, sim.lvlh_state()[0] if self.orbit else sim.state.q)
             poses.append(self.data.oMf[self.fixture_frame].copy())
         return poses
 

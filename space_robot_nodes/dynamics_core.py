@@ -8,7 +8,14 @@ Publishes (relative names from config/nodes.yaml):
   twist of the base link in the base-link frame.
 - tf (tf2_msgs/TFMessage): world -> base link of every floating base (the target's frames carry its prefix).
 - momentum/linear, momentum/angular (geometry_msgs/Vector3Stamped, frame world): total linear momentum
-  (kg m/s) and angular momentum about the system centre of mass (kg m^2/s), seed 004 eqs. 2.9-2.12.
+  (kg m/s) and angular momentum about the system centre of mass (kg m^2/s), seed 004 eqs. 2.9-2.12; in orbit those
+  relative to the free-falling frame of the reference orbit (docs/orbit.md sec. 3), in LVLH axes.
+- momentum/balance (std_msgs/Float64MultiArray, labelled): the momentum change since the start less the integrated
+  external impulse, inertial (linear N s, angular N m s about a fixed inertial point; 3 each), and the largest
+  momentum of a body (N s, N m s): Simulator.momentum_balance, docs/orbit.md sec. 5. Free-floating models only.
+- orbit/reference (nav_msgs/Odometry, in orbit only): the reference orbit's point and the LVLH axes (child frame:
+  the world frame) in the inertial frame (ECI), the twist in LVLH axes (docs/orbit.md sec. 6).
+In orbit the world frame is the LVLH frame: odometry, tf and markers give poses and twists relative to it.
 - clock (rosgraph_msgs/Clock): simulated time, for nodes running with use_sim_time.
 - diagnostics (diagnostic_msgs/DiagnosticArray): the two command inputs and the simulation.
 Flexible models (docs/flexibility.md sec. 7):
@@ -45,6 +52,7 @@ import pinocchio as pin
 
 from space_robot_dynamics.contact.constraint_wrench import GraspWrenchDecomposition
 from space_robot_dynamics.errors import CommandError, ConfigError, SimulationDivergedError
+from space_robot_dynamics.simulation.momentum_balance import balance_applies
 from space_robot_dynamics.simulation.simulator import Simulator
 from space_robot_scenario.node_config import DynamicsNodeConfig
 
@@ -57,6 +65,11 @@ from .message_types import MessageTypes
 from .node_core import ACTUATE, MONITOR, SENSE, NodeCore, Timer
 from .robot_state import BaseKinematics, check_odometry_topics, floating_subtrees
 
+# the inertial frame of orbit/reference: Earth-centred, axes fixed in inertial space (docs/orbit.md sec. 2)
+INERTIAL_FRAME = "eci"
+# momentum/balance's entries (layout.dim[0].label, comma-separated)
+BALANCE_LABEL = ",".join(["linear_residual_x", "linear_residual_y", "linear_residual_z", "angular_residual_x",
+                          "angular_residual_y", "angular_residual_z", "body_linear_max", "body_angular_max"])
 # the base_thrusters input's entries: force (N) and couple (N m) in the base link frame
 THRUST_ENTRIES = ("force_x", "force_y", "force_z", "torque_x", "torque_y", "torque_z")
 
@@ -100,6 +113,10 @@ class DynamicsCore(NodeCore):
         self._bases = BaseKinematics(self.system)
         self._floating = floating_subtrees(self.system)
         self._momentum_data = self.system.model.createData()
+        self.orbit = simulator.orbit             # None in free space; else the world frame is LVLH
+        self._lvlh_state = (None, None, None)    # (t, q, v) in LVLH, worked out once per instant
+        self._balance = balance_applies(self.system)
+        self.publishes_momentum_balance = self._balance     # momentum/balance: free-floating models only
         # message builders: classes, names, frames and layouts looked up once; one stamp per instant
         self._stamps = mb.Stamps(types)
         self._joint_state = mb.JointStateBuilder(types, self.joint_names, self._stamps)
@@ -132,6 +149,11 @@ class DynamicsCore(NodeCore):
         self.add_publication(config.clock, cv.CLOCK)
         self.add_publication(config.momentum_linear, cv.VECTOR3_STAMPED)
         self.add_publication(config.momentum_angular, cv.VECTOR3_STAMPED)
+        if self._balance:
+            self.add_publication(config.momentum_balance, cv.FLOAT64_MULTI_ARRAY)
+        if self.orbit is not None:
+            self.add_publication(config.orbit_reference, cv.ODOMETRY)
+            self._reference = mb.OdometryBuilder(types, INERTIAL_FRAME, config.world_frame, self._stamps)
         self.add_publication(config.diagnostics, cv.DIAGNOSTIC_ARRAY)
         if self._flexible_modes is not None:
             self.add_publication(config.flexible_modes, cv.JOINT_STATE)
@@ -183,6 +205,12 @@ class DynamicsCore(NodeCore):
         self.add_timer("clock", 1.0 / config.clock_rate, self.publish_clock, SENSE, ("nodes", f"{rates}.clock"))
         self.add_timer("momentum", 1.0 / config.momentum_rate, self.publish_momentum, SENSE,
                        ("nodes", f"{rates}.momentum"))
+        if self._balance:
+            self.add_timer("momentum_balance", 1.0 / config.momentum_balance_rate, self.publish_momentum_balance,
+                           SENSE, ("nodes", f"{rates}.momentum_balance"))
+        if self.orbit is not None:
+            self.add_timer("orbit_reference", 1.0 / config.orbit_reference_rate, self.publish_orbit_reference,
+                           SENSE, ("nodes", f"{rates}.orbit_reference"))
         self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR,
                        ("nodes", f"{rates}.diagnostics"))
         if self._deformation is not None:
@@ -345,14 +373,24 @@ class DynamicsCore(NodeCore):
         if self.wanted(topic):
             self.publish(topic, self.joint_state_message())
 
-    def odometry_message(self, subtree):
+    def world_state(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """(t, q, v) in the world frame: the simulator's state, or in orbit its LVLH view (Simulator.lvlh_state),
+        worked out once per instant. The arrays are shared: read, never change them."""
         s = self.sim.state
-        return self._odometry[subtree.name].build(s.t, *self._bases.lists(subtree, s.q, s.v))
+        if self.orbit is None:
+            return s.t, s.q, s.v
+        if self._lvlh_state[0] != s.t:
+            self._lvlh_state = (s.t, *self.sim.lvlh_state())
+        return self._lvlh_state
+
+    def odometry_message(self, subtree):
+        t, q, v = self.world_state()
+        return self._odometry[subtree.name].build(t, *self._bases.lists(subtree, q, v))
 
     def _odometry_timer(self, subtree, topic: str, builder: mb.OdometryBuilder, _now: float) -> None:
         if self.wanted(topic):
-            s = self.sim.state
-            self.publish(topic, builder.build(s.t, *self._bases.lists(subtree, s.q, s.v)))
+            t, q, v = self.world_state()
+            self.publish(topic, builder.build(t, *self._bases.lists(subtree, q, v)))
 
     def publish_throttled_state(self, _now: float | None = None) -> None:
         """Every odometry, flexible_modes and joint_states on the throttled topics (those somebody takes now)."""
@@ -394,18 +432,19 @@ class DynamicsCore(NodeCore):
     def publish_deformation(self, _now: float | None = None) -> None:
         topic = self.config.deformation_marker
         if self.wanted(topic):
-            self.publish(topic, self._deformation.build(self.sim.state.t, self.sim.state.q))
+            t, q, _v = self.world_state()
+            self.publish(topic, self._deformation.build(t, q))
 
     def publish_tf(self, _now: float | None = None) -> None:
         topic = self.config.tf
         if not self.wanted(topic):
             return
-        s = self.sim.state
+        t, q, v = self.world_state()
         tf, world = self._transforms, self.config.world_frame
         transforms = []
         for subtree in self._floating:
-            pose, _twist = self._bases.lists(subtree, s.q, s.v)
-            transforms.append(tf.transform(s.t, world, subtree.base_link, pose[:3], pose[3:]))
+            pose, _twist = self._bases.lists(subtree, q, v)
+            transforms.append(tf.transform(t, world, subtree.base_link, pose[:3], pose[3:]))
         self.publish(topic, tf.message(transforms))
 
     def publish_clock(self, _now: float | None = None) -> None:
@@ -422,10 +461,33 @@ class DynamicsCore(NodeCore):
         # centroidal momentum (p, L about the CoM), world frame: seed 004 eqs. 2.9-2.12 (Pinocchio, as
         # system_momentum.momentum_state, without the kinetic energy nobody publishes)
         h = pin.computeCentroidalMomentum(self.system.model, self._momentum_data, s.q, s.v)
+        p, l_ = h.linear, h.angular
+        if self.orbit is not None:                   # W's axes -> LVLH's
+            axes = self.orbit.lvlh(s.aux("reference_orbit")).axes
+            p, l_ = axes.T @ p, axes.T @ l_
         if want_linear:
-            self.publish(linear, self._momentum.build(s.t, h.linear.tolist()))
+            self.publish(linear, self._momentum.build(s.t, p.tolist()))
         if want_angular:
-            self.publish(angular, self._momentum.build(s.t, h.angular.tolist()))
+            self.publish(angular, self._momentum.build(s.t, l_.tolist()))
+
+    def publish_momentum_balance(self, _now: float | None = None) -> None:
+        topic = self.config.momentum_balance
+        if self.wanted(topic):
+            b = self.sim.momentum_balance()
+            values = [*b.linear_residual, *b.angular_residual, b.body_linear, b.body_angular]
+            self.publish(topic, cv.float64_multi_array(self.types, values, BALANCE_LABEL))
+
+    def publish_orbit_reference(self, _now: float | None = None) -> None:
+        """orbit/reference: LVLH's origin and axes in ECI (pose), v_O and LVLH's angular velocity in LVLH axes."""
+        topic = self.config.orbit_reference
+        if not self.wanted(topic):
+            return
+        orbit = self.sim.observe_orbit()
+        eci_axes = self.orbit.eci_axes @ orbit.lvlh.axes          # LVLH -> ECI
+        velocity = eci_axes.T @ orbit.reference_velocity
+        rate = orbit.lvlh.axes.T @ orbit.lvlh.omega
+        pose = [*orbit.reference_position, *pin.Quaternion(eci_axes).coeffs()]
+        self.publish(topic, self._reference.build(self.sim.state.t, pose, [*velocity, *rate]))
 
     def publish_diagnostics(self, _now: float | None = None) -> None:
         t = self.now()

@@ -171,7 +171,8 @@ def _report(result) -> None:
     drift = s.get("momentum_drift")
     print(f"  final goal error {_figure(s.get('final_goal_error_rad'), 'rad')}, max bus attitude error "
           f"{_figure(s.get('max_attitude_error_rad'), 'rad')}, momentum drift "
-          f"{_figure(drift['max_angular_kg_m2_s'] if drift else None, 'N m s')}")
+          f"{_figure(drift['max_angular_kg_m2_s'] if drift else None, 'N m s')}, momentum balance residual "
+          f"{_figure(s.get('momentum_balance_residual'), '(relative)')}")
     if "pregrasp" in s:
         print(f"  pre-grasp distance {s['pregrasp']['distance_m']:.4g} m, angle {s['pregrasp']['angle_rad']:.3g} rad")
     if "grasped" in s and (s["grasped"] or s["capture"]["contact_events"]):     # (a gripper nobody used: silent)

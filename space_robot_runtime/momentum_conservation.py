@@ -7,7 +7,9 @@ node publishes). The actuators (joint torques, reaction wheels) are internal. Fr
 - a planar joint to the world (an air-bearing table), whose constraint wrench is a force along the plane normal n
   and moments about the in-plane axes: p in the plane and L along n are conserved (a force along n has no moment
   about an axis along n), provided gravity, if any, is along n too (else it pushes in the plane);
-- a fixed base, a spherical pivot, base thrusters: nothing is conserved in general.
+- a fixed base, a spherical pivot, base thrusters: nothing is conserved in general;
+- an orbit (docs/orbit.md): gravity and its gradient act on every body: nothing is conserved; the momentum balance
+  (momentum/balance, the summary's momentum_balance_residual) checks those runs instead.
 """
 from __future__ import annotations
 
@@ -21,10 +23,10 @@ from space_robot_dynamics.model.system_model import SystemModel
 PARALLEL_TOLERANCE = 1e-9
 
 
-def conserved_momentum(system: SystemModel) -> dict | None:
+def conserved_momentum(system: SystemModel, in_orbit: bool = False) -> dict | None:
     """{"linear": rows, "angular": rows, "components": text}: orthonormal rows (world frame) spanning the conserved
     components of p and of L about the CoM (module docstring); None when no component is conserved."""
-    if system.base_thrusters is not None:
+    if system.base_thrusters is not None or in_orbit:
         return None
     normals = []
     for sub in system.subtrees:
@@ -48,9 +50,9 @@ def conserved_momentum(system: SystemModel) -> dict | None:
             "components": f"p across gravity {_vector(n)} and all of L about the CoM (world frame)"}
 
 
-def momentum_conserved(system: SystemModel) -> bool:
+def momentum_conserved(system: SystemModel, in_orbit: bool = False) -> bool:
     """Whether every component of p and L is conserved (a free-floating system without gravity or thrusters)."""
-    conserved = conserved_momentum(system)
+    conserved = conserved_momentum(system, in_orbit)
     return conserved is not None and conserved["components"] == "all"
 
 

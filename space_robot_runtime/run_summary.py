@@ -7,6 +7,10 @@ never from the controller's own claims:
   when the arm ends the run holding a grasped target (the goal was the approach's, not where the arm ends);
 - attitude error: rotation angle between the bus attitude and the setpoint (or the initial attitude) (rad);
 - momentum drift: max |p(t) - p(0)| (kg m/s) and |L(t) - L(0)| (kg m^2/s about the CoM, world frame);
+- momentum_balance_residual: the largest |change of the momentum - integrated external impulse| over the run, both
+  inertial (linear, and angular about a fixed inertial point), relative to the largest momentum of any body
+  (dimensionless, round-off ~1e-12; docs/orbit.md sec. 5), from momentum/balance; null for a model held to the world
+  or under uniform gravity (nothing integrates the forces that hold it);
 - wheel momentum: spin-axis angular momentum each wheel stores relative to the bus, I_s * Omega (N m s);
 - pre-grasp: distance (m) from the end effector to the point `standoff` out of the grapple frame and the
   angle (rad) between the approach axis and the fixture's inward axis, from Pinocchio frame placements;
@@ -149,10 +153,11 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
         attitude = np.zeros(0)
         notes.append("bus attitude error: none (open loop: no controller and no attitude setpoint in this scenario; "
                      "base_attitude.png shows the rotation from the initial attitude)")
-    conserved = conserved_momentum(system)
+    conserved = conserved_momentum(system, scenario.orbit is not None)
     if conserved is None:
         notes.append("momentum drift: none (momentum is exchanged with the outside world: a fixed or pivoting "
-                     "base, base thrusters, or gravity across a bearing plane)")
+                     "base, base thrusters, gravity across a bearing plane, or an orbit; momentum_balance_residual "
+                     "checks a free-floating system's momentum against the external impulse)")
         dp = dl = np.zeros(0)
     else:
         _t, dp, dl = trace.momentum_drift(conserved["linear"], conserved["angular"])
@@ -180,6 +185,7 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
         "momentum_drift": {"max_linear_kg_m_s": float(np.max(dp)) if len(dp) else 0.0,
                            "max_angular_kg_m2_s": float(np.max(dl)) if len(dl) else 0.0,
                            "components": conserved["components"]} if conserved else None,
+        "momentum_balance_residual": trace.momentum_balance_residual(),
         "wheel_momentum_Nms": dict(zip(system.wheel_joints, (spin * speeds).tolist())),
         "wheel_speed_rad_s": dict(zip(system.wheel_joints, speeds.tolist())),
         "max_wheel_speed_fraction": max_speed_fraction,

@@ -28,6 +28,7 @@ class TopicRoles:
     bus_odometry: str = "base/odom"
     momentum_linear: str = "momentum/linear"
     momentum_angular: str = "momentum/angular"
+    momentum_balance: str = "momentum/balance"      # docs/orbit.md sec. 5
     trajectory: str = "arm_controller/joint_trajectory"
     attitude_setpoint: str = "attitude_controller/setpoint"
     diagnostics: str = "diagnostics"
@@ -78,6 +79,8 @@ class RunTrace:
         self.bus_orientation = Series()        # (x, y, z, w), base_link -> world
         self.momentum_linear = Series()        # kg m/s, world
         self.momentum_angular = Series()       # kg m^2/s about the CoM, world
+        # momentum/balance rows: residual (linear 3, angular 3, inertial), largest body momentum (linear, angular)
+        self.momentum_balance = Series()
         self.goal_positions: np.ndarray | None = None   # last point of the last trajectory goal (arm order)
         self.setpoint: np.ndarray | None = None
         self.diagnostic_levels: dict[str, Series] = {}
@@ -169,6 +172,8 @@ class RunTrace:
             self.momentum_linear.add(t, cv.xyz_of(msg.vector))
         elif topic == roles.momentum_angular:
             self.momentum_angular.add(t, cv.xyz_of(msg.vector))
+        elif topic == roles.momentum_balance:
+            self.momentum_balance.add(t, np.asarray(msg.data, float))
         elif topic == roles.trajectory:
             names = list(msg.joint_names)
             if msg.points and all(n in names for n in self.arm_joints):
@@ -299,6 +304,17 @@ class RunTrace:
         world_b = np.array([_rotate(q, w) for q, w in zip(q_b[i_b], w_b[i_b])])
         world_t = np.array([_rotate(q, w) for q, w in zip(q_t[i_t], w_t[i_t])])
         return common, np.linalg.norm(world_t - world_b, axis=1)
+
+    def momentum_balance_residual(self) -> float | None:
+        """The largest |momentum change - integrated external impulse| over the run, linear and angular each
+        relative to the largest momentum of any body over the run, the larger of the two (docs/orbit.md sec. 5);
+        None without momentum/balance samples."""
+        _t, rows = self.momentum_balance.arrays()
+        if not len(rows):
+            return None
+        linear = np.max(np.linalg.norm(rows[:, 0:3], axis=1)) / max(np.max(rows[:, 6]), np.finfo(float).tiny)
+        angular = np.max(np.linalg.norm(rows[:, 3:6], axis=1)) / max(np.max(rows[:, 7]), np.finfo(float).tiny)
+        return float(max(linear, angular))
 
     def momentum_drift(self, linear_axes=None, angular_axes=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """|p(t) - p(0)| (kg m/s) and |L(t) - L(0)| (kg m^2/s), of the components along the rows of linear_axes

@@ -97,7 +97,7 @@ class SimulationRun:
         scenario = self.scenario = with_capture_plan(scenario, self.system)     # a capture's approach, planned
         self.q0, self.v0 = scenario.initial_state(self.system)
         try:
-            self.simulator = Simulator(self.system, scenario.simulation, self.q0, self.v0)
+            self.simulator = Simulator(self.system, scenario.simulation, self.q0, self.v0, orbit=scenario.orbit)
         except StepTooLargeError as exc:
             raise self._whole_stable_step(exc) from None
         nodes = scenario.nodes
@@ -135,6 +135,7 @@ class SimulationRun:
         self.roles = TopicRoles(
             joint_states=nodes.dynamics.joint_states, bus_odometry=nodes.dynamics.odometry.get(bus, ""),
             momentum_linear=nodes.dynamics.momentum_linear, momentum_angular=nodes.dynamics.momentum_angular,
+            momentum_balance=nodes.dynamics.momentum_balance,
             trajectory=nodes.controller.trajectory, attitude_setpoint=nodes.controller.attitude_setpoint,
             diagnostics=nodes.dynamics.diagnostics, flexible_modes=nodes.dynamics.flexible_modes,
             target_odometry=nodes.dynamics.odometry.get("target", "target/odom"),
@@ -300,12 +301,14 @@ class SimulationRun:
         recorder.take_next_message_of_every_stream()
         self.dynamics.publish_state()
         self.dynamics.publish_momentum()
+        if self.dynamics.publishes_momentum_balance:
+            self.dynamics.publish_momentum_balance()
 
     def _outputs(self, trace: RunTrace, recorder: BagRecorder, status: RunStatus, output: OutputDirectory | None,
                  bag_path: Path | None, plots: bool) -> RunResult:
-        state = self.simulator.state
+        q, v = self.simulator.lvlh_state()      # the world frame's (LVLH in orbit), as everything published
         try:
-            summary = summarize(self.scenario, self.system, trace, state.q, state.v, self.q0, status,
+            summary = summarize(self.scenario, self.system, trace, q, v, self.q0, status,
                                 self.goal_end_time)
             if self.reference is not None:
                 self.comparison = compare(self.scenario.comparison.name, self.scenario.comparison.description,
@@ -359,12 +362,13 @@ class SimulationRun:
         """What `space-robot-plot` needs besides the topics (stored in the bag's custom_data)."""
         req = self.scenario.evaluation.requirements if self.scenario.evaluation is not None else None
         wheels = self.system.wheel_max_speed
+        in_orbit = self.scenario.orbit is not None
         return {"scenario": self.scenario.name, "arm_joints": list(self.system.arm_joints),
                 "wheel_joints": list(self.system.wheel_joints), "dt": self.graph.tick,
                 "attitude_limit": req.max_attitude_error if req is not None else None,
                 "wheel_max_speed": float(np.max(wheels)) if len(wheels) and np.all(np.isfinite(wheels)) else None,
-                "momentum_conserved": momentum_conserved(self.system),
-                "momentum_axes": conserved_momentum(self.system), **self._capture_info(),
+                "momentum_conserved": momentum_conserved(self.system, in_orbit),
+                "momentum_axes": conserved_momentum(self.system, in_orbit), **self._capture_info(),
                 **self._force_motion_info()}
 
     def _force_motion_info(self) -> dict:

@@ -26,7 +26,7 @@ def with_capture_plan(scenario: Scenario, system: SystemModel) -> Scenario:
         return scenario
     q0, v0 = scenario.initial_state(system)
     start = goal.publish_at + START_DELAY
-    plan = CaptureApproachPlanner(system, goal.timing, scenario.simulation.dt).plan(q0, v0, start,
+    plan = CaptureApproachPlanner(system, goal.timing, scenario.simulation.dt, scenario.orbit).plan(q0, v0, start,
                                                                                      goal.seed_positions)
     if not plan.ik_error <= IK_ERROR_LIMIT:
         raise ConfigError("goals.capture", f"the fixture is out of the arm's reach along the planned approach (pose "

@@ -74,3 +74,23 @@ def check_torque_profile(profile: TorqueProfile | None, controller: ControllerCo
     if profile is not None and controller is not None:
         raise ConfigError("torque_profile", "drives the arm open loop: set `controller: null` (two nodes would "
                                             "command the arm)", source)
+
+
+def check_orbit_model(model: ModelConfig, sensors, source: str | None) -> None:
+    """An `orbit:` (docs/orbit.md) puts free-floating bodies in the LVLH frame: every subtree must float on a free
+    flyer (a fixed, spherical or planar base, or a mount, would hold it to the LVLH frame, which nothing holds in
+    orbit), the model file must leave `gravity` at zero (the orbit is the gravity) and carry no `sensors` (their models
+    read rates and attitudes relative to the world frame, which in orbit turns: not modelled yet)."""
+    for k, sub in enumerate(model.subtrees):
+        if sub.base_joint != "free_flyer" or sub.mount_frame or any(sub.mount_xyz) or any(sub.mount_rpy):
+            raise ConfigError(f"subtrees[{k}].base_joint", f"subtree {sub.name!r} is held to the world frame "
+                              f"({sub.base_joint}, mount {list(sub.mount_xyz)} {list(sub.mount_rpy)}"
+                              f"{' on ' + sub.mount_frame if sub.mount_frame else ''}): in orbit every subtree must "
+                              "float on a free_flyer at the world's origin (the orbit: section)", source)
+    if any(model.gravity):
+        raise ConfigError("gravity", f"{list(model.gravity)} m/s^2: in orbit the central body's gravity acts "
+                                     "(the orbit: section); the model's uniform gravity must be zero", source)
+    if sensors.sensors:
+        raise ConfigError("sensors", f"{sorted(sensors.sensors)}: sensors in orbit are not modelled yet (their "
+                                     "gyros and star trackers would read the rotating LVLH frame's rates and "
+                                     "attitudes); drop the orbit: section or the sensors", source)

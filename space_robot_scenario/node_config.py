@@ -84,6 +84,8 @@ class DynamicsNodeConfig:
     tf_rate: float
     clock_rate: float
     momentum_rate: float
+    momentum_balance_rate: float
+    orbit_reference_rate: float
     diagnostics_rate: float
     command_timeout: float     # s
     joint_states: str
@@ -95,6 +97,8 @@ class DynamicsNodeConfig:
     clock: str
     momentum_linear: str
     momentum_angular: str
+    momentum_balance: str      # std_msgs/Float64MultiArray (docs/orbit.md sec. 5)
+    orbit_reference: str       # nav_msgs/Odometry, in orbit only (docs/orbit.md sec. 6)
     arm_command: str
     wheel_command: str
     diagnostics: str
@@ -369,6 +373,7 @@ def _dynamics(dyn: ConfigReader, world: str) -> DynamicsNodeConfig:
         state_rate=rate(rates, "state"), odometry_rates=_odometry_rates(rates),
         throttled_rate=rate(rates, "throttled_state"), tf_rate=rate(rates, "tf"),
         clock_rate=rate(rates, "clock"), momentum_rate=rate(rates, "momentum"),
+        momentum_balance_rate=rate(rates, "momentum_balance"), orbit_reference_rate=rate(rates, "orbit_reference"),
         diagnostics_rate=rate(rates, "diagnostics"),
         command_timeout=dyn.number("command_timeout", exclusive_minimum=0.0),
         joint_states=joint_states, odometry=odometry,
@@ -376,6 +381,7 @@ def _dynamics(dyn: ConfigReader, world: str) -> DynamicsNodeConfig:
         throttled_odometry={name: name_ + THROTTLED_SUFFIX for name, name_ in odometry.items()},
         tf=topic(topics, "tf"), tf_static=topic(topics, "tf_static"), clock=topic(topics, "clock"),
         momentum_linear=topic(topics, "momentum_linear"), momentum_angular=topic(topics, "momentum_angular"),
+        momentum_balance=topic(topics, "momentum_balance"), orbit_reference=topic(topics, "orbit_reference"),
         arm_command=topic(topics, "arm_command"), wheel_command=topic(topics, "wheel_command"),
         diagnostics=topic(topics, "diagnostics"),
         flexible_modes_rate=rate(rates, "flexible_modes"),

@@ -28,6 +28,7 @@ from space_robot_dynamics.config_reader import ConfigReader, load_yaml_file
 from space_robot_dynamics.errors import ConfigError
 from space_robot_dynamics.model.model_config import ModelConfig, read_model_config
 from space_robot_dynamics.model.system_model import SystemModel
+from space_robot_dynamics.orbit.orbit_config import OrbitConfig, read_orbit
 from space_robot_dynamics.package_share import find_in_share, resolve
 from space_robot_dynamics.simulation.initial_state import read_initial_state
 from space_robot_dynamics.simulation.simulator import SimulationSettings, read_simulation_settings
@@ -35,7 +36,7 @@ from space_robot_estimation.estimators_config import EstimatorsConfig, read_esti
 from space_robot_sensing.sensor_suite import SensorSuiteConfig, read_sensor_suite
 
 from .comparison import ComparisonConfig, read_comparison
-from .consistency import check_goals, check_state_rates, check_torque_profile
+from .consistency import check_goals, check_orbit_model, check_state_rates, check_torque_profile
 from .evaluation import EvaluationConfig, read_evaluation
 from .faults import FaultSchedule, read_faults
 from .goals import AttitudeGoal, CaptureGoal, TrajectoryGoal, read_goals
@@ -103,6 +104,7 @@ class Scenario:
     faults: FaultSchedule = field(default_factory=FaultSchedule)     # `faults:` (faults.py); none: empty
     estimators: EstimatorsConfig | None = None     # the model file's `estimators` (none: None)
     state_source: StateSource = field(default_factory=StateSource)   # `state_source:` (state_source.py)
+    orbit: OrbitConfig | None = None    # `orbit:` (docs/orbit.md); None: free space
 
     def initial_state(self, system: SystemModel) -> tuple[np.ndarray, np.ndarray]:
         """(q0, v0) for `system` from the scenario's initial_state section (validated against the model; an error
@@ -174,6 +176,10 @@ def _read_sections(reader: ConfigReader, given: list[Override], own: list[Overri
         with blamed(list(files["nodes"].overrides + files["controller"].overrides)):
             check_state_rates(nodes, controller, files["nodes"].reader, model.flexible)
     check_goals(goals, model, controller, reader.source)
+    orbit = read_orbit(reader.sub("orbit")) if reader.raw("orbit", None) is not None else None
+    if orbit is not None:
+        with blamed(list(files["model"].overrides)):
+            check_orbit_model(model, sensors, reader.source)
     state_source = read_state_source(reader)
     with blamed(list(files["model"].overrides)):
         check_state_source(state_source, sensors, estimators, model, reader.source)
@@ -211,6 +217,7 @@ def _read_sections(reader: ConfigReader, given: list[Override], own: list[Overri
         faults=faults,
         estimators=estimators,
         state_source=state_source,
+        orbit=orbit,
     )
     reader.reject_unknown()
     return scenario

@@ -47,6 +47,7 @@ def expected_counts(scenario) -> dict:
     counts = {dyn.joint_states: n(dyn.state_rate) + 1, dyn.tf: n(dyn.tf_rate) + n(dyn.tf_rate),  # dynamics + RSP
               dyn.clock: n(dyn.clock_rate), dyn.momentum_linear: n(dyn.momentum_rate) + 1,
               dyn.momentum_angular: n(dyn.momentum_rate) + 1,
+              dyn.momentum_balance: n(dyn.momentum_balance_rate) + 1,
               dyn.arm_command: n(ctl.rate), dyn.wheel_command: n(ctl.rate),
               dyn.diagnostics: n(dyn.diagnostics_rate) + n(nodes.controller.diagnostics_rate)
               + n(nodes.monitor.diagnostics_rate),

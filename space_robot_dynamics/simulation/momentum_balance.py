@@ -28,6 +28,15 @@ class MomentumBalance:
     body_angular: float
 
 
+def balance_applies(system) -> bool:
+    """Whether the external impulse is all that changes the system's momentum: every subtree on a free flyer at the
+    world's origin (a fixed, spherical or planar base, or a mount, is held by the world with forces nobody
+    integrates) and no uniform gravity (the model file's `gravity`; an orbit's gravity is integrated)."""
+    return not np.any(system.config.gravity) and all(
+        s.config.base_joint == "free_flyer" and not s.config.mount_frame and not np.any(s.config.mount_xyz)
+        and not np.any(s.config.mount_rpy) for s in system.subtrees)
+
+
 class BodyMomenta:
     """Per massive body of a model, its inertial momentum at a state (module docstring)."""
 

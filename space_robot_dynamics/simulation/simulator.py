@@ -709,8 +709,7 @@ class Simulator:
         s, model, data = self.state, self.model, self._obs_data
         q, v, orbit = s.q, s.v, None
         if self.orbit is not None:
-            aux = s.z[self.layout["reference_orbit"].start:self.layout["frame_impulse"].stop]
-            orbit = self.orbit.observe(model, data, s.q, s.v, aux)
+            orbit = self.observe_orbit()
             q, v = self.orbit.transform.to_lvlh(s.q, s.v, orbit.lvlh)
         pin.forwardKinematics(model, data, q, v)
         bases = {}
@@ -735,6 +734,22 @@ class Simulator:
             contact=self.contact_state(),
             orbit=orbit,
         )
+
+    def observe_orbit(self) -> OrbitState:
+        """The orbit now (OrbitState; observe() has it too, with all the rest). CommandError in free space."""
+        if self.orbit is None:
+            raise CommandError("orbit", "this simulation is in free space: it has no orbit")
+        s, layout = self.state, self.layout
+        aux = s.z[layout["reference_orbit"].start:layout["frame_impulse"].stop]
+        return self.orbit.observe(self.model, self._obs_data, s.q, s.v, aux)
+
+    def lvlh_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """(q, v) in the LVLH frame now (new arrays): the free flyers' poses and twists relative to it, every other
+        coordinate as in `state` (orbit/lvlh_frame.py). The state itself in free space (copies)."""
+        s = self.state
+        if self.orbit is None:
+            return s.q.copy(), s.v.copy()
+        return self.orbit.transform.to_lvlh(s.q, s.v, self.orbit.lvlh(s.aux("reference_orbit")))
 
     def flexible_state(self) -> FlexibleState:
         """The `flexible_modes` readout at the current state (motor efforts: the torques applied over the last

@@ -19,7 +19,7 @@ def build(node, types):
     scenario = scenario_from_parameters(node)
     system = SystemModel(scenario.model)
     q0, v0 = scenario.initial_state(system)
-    simulator = Simulator(system, scenario.simulation, q0, v0)
+    simulator = Simulator(system, scenario.simulation, q0, v0, orbit=scenario.orbit)
     core = DynamicsCore(types, simulator, scenario.nodes.dynamics, scenario.faults.actuator_faults())
     return core, scenario.simulation.dt
 
