@@ -15,7 +15,9 @@ What each figure means (docs/holonomy.md has one paragraph and the equation for 
   of mass of the monitored bodies (the robot; robot + target while attached) since the first update after a
   reset or an attach/detach, world frame. Relative values are fractions of the momentum capacity (what the
   robot's joints generate at their reference speeds). Non-zero means an external force or torque acts (mean
-  value reported); a jump within one cycle means an impact or contact event.
+  value reported); a jump within one cycle means an impact or contact event. In orbit (update's body_wrenches,
+  orbital_view.py) the impulse of gravity's wrench on the monitored bodies, integrated between cycles by the
+  trapezoidal rule, is taken out of the change first: gravity gradient is physics, not an error.
 - momentum constraint matrix: singular values and rank of seed 004's B (eq. 2.32) made dimensionless with
   the system mass M and length scale L; rank 6 means the base (and target) motion is determined by qdot.
 - thesis Y_h ranks (seed 004 eqs. 4.1-4.16), linear and angular: reproduced as published, but they are the
@@ -270,11 +272,17 @@ class HolonomyMonitor:
         """Forget the momentum reference: the next update takes its momentum as the initial momentum."""
         self._h0 = None             # momentum at the reference time t0 and at the previous cycle (6 floats)
         self._h_prev = None
+        self._impulse = np.zeros(6)     # the known external wrenches' impulse since t0 (body_wrenches), N s, N m s
+        self._wrench_prev = None
         self._t0 = None
         self._t_prev = None
 
     # ---- the cycle ----------------------------------------------------------------------------
-    def update(self, t: float, q: np.ndarray, v: np.ndarray, attached: bool | None = None) -> MonitorReport:
+    def update(self, t: float, q: np.ndarray, v: np.ndarray, attached: bool | None = None,
+               body_wrenches=None) -> MonitorReport:
+        """One cycle at time t (s) on the state (q, v). `body_wrenches` (orbital_view.BodyWrenches, world axes, at
+        this q): external wrenches known to act on the bodies (gravity in orbit), whose impulse on the monitored ones
+        is taken out of their momentum change."""
         q, v, t = self._checked(t, q, v)
         if attached is not None and bool(attached) != self._attached:
             if attached and self.target is None:
@@ -313,6 +321,7 @@ class HolonomyMonitor:
             literal = [thesis_criterion(a, s.rank_rtol, s.thesis_yh_method) for a in blocks]
             yh, yh_threshold = [r.Yh for r in literal], [r.threshold for r in literal]
 
+        system_com = data.com[0].copy()          # r_G, before _centre_of_mass reuses data.com as work space
         offset, com_jacobian = self._centre_of_mass(data, mode)
         parts = mode.figures.parts(curvature.F, curvature.term_size, com_jacobian)
 
@@ -337,7 +346,9 @@ class HolonomyMonitor:
         sigma_min, inverse_condition, manipulability = conditioning(jac_sv)
 
         # ---- momentum of the monitored bodies about their centre of mass, its change and its capacity
-        momenta, frac_lin, frac_ang, jump_frac = self._momentum(t, ag, v, mode, offset)
+        wrench = None if body_wrenches is None else self._wrench_on_monitored(body_wrenches, mode,
+                                                                              system_com - offset)
+        momenta, frac_lin, frac_ang, jump_frac = self._momentum(t, ag, v, mode, offset, wrench)
         h, dh, mean_wrench = momenta       # (2, 3) each: linear, angular
 
         # ---- contact residual
@@ -381,11 +392,21 @@ class HolonomyMonitor:
         jacobian *= mode.column_shares
         return system_com - mode.mass_shares_array.dot(coms), jacobian
 
-    def _momentum(self, t: float, ag: np.ndarray, v: np.ndarray, mode: _Mode, offset: np.ndarray):
+    def _wrench_on_monitored(self, wrenches, mode: _Mode, centre: np.ndarray) -> np.ndarray:
+        """The resultant of `wrenches` on the monitored bodies (those whose joint moves a monitored column),
+        force and moment about their centre of mass `centre` (6,)."""
+        cols = set(np.arange(self.model.nv)[mode.cols].tolist())
+        rows = [k for k, j in enumerate(wrenches.joints) if self.model.joints[j].idx_v in cols]
+        force = wrenches.force[rows]
+        moment = np.cross(wrenches.com[rows] - centre, force).sum(axis=0) + wrenches.torque[rows].sum(axis=0)
+        return np.concatenate((force.sum(axis=0), moment))
+
+    def _momentum(self, t: float, ag: np.ndarray, v: np.ndarray, mode: _Mode, offset: np.ndarray, wrench=None):
         """Momentum of the monitored bodies about their centre of mass r (A_G's angular rows are about the total
-        centre of mass r_G: L = L_G + (r_G - r) x p, offset = r_G - r), its change since the reference, the
-        largest one-cycle change and the momentum capacity. Returns ((h, h - h0, (h - h0) / (t - t0)) as
-        (3, 2, 3), linear fraction, angular fraction, jump fraction); h and its changes as plain floats."""
+        centre of mass r_G: L = L_G + (r_G - r) x p, offset = r_G - r), its change since the reference less the
+        known external wrench's impulse (trapezoidal, `wrench` at t; none: zero), the largest one-cycle change (less
+        the same) and the momentum capacity. Returns ((h, h - h0 - J, (h - h0 - J) / (t - t0)) as (3, 2, 3), linear
+        fraction, angular fraction, jump fraction); h and its changes as plain floats."""
         moment = momentum_shift(offset).dot(ag[:, mode.cols])      # momentum map about r, monitored columns
         h = moment.dot(v[mode.cols]).tolist()
         # capacity: |column| of that map per robot joint (linear, angular rows), times the joint speeds (the
@@ -394,8 +415,15 @@ class HolonomyMonitor:
         cap_lin, cap_ang = np.sqrt(self._row_sums.dot(moment)).dot(mode.column_speeds).tolist()
         if self._h0 is None:
             self._h0, self._h_prev, self._t0 = h, h, t
-        dh = [a - b for a, b in zip(h, self._h0)]
-        jump = [a - b for a, b in zip(h, self._h_prev)]
+            self._impulse, self._wrench_prev = np.zeros(6), wrench
+        step = np.zeros(6)
+        if wrench is not None and self._wrench_prev is not None and self._t_prev is not None and t > self._t0:
+            step = 0.5 * (wrench + self._wrench_prev) * (t - self._t_prev)
+            self._impulse = self._impulse + step
+        self._wrench_prev = wrench
+        impulse, step = self._impulse.tolist(), step.tolist()
+        dh = [a - b - c for a, b, c in zip(h, self._h0, impulse)]
+        jump = [a - b - c for a, b, c in zip(h, self._h_prev, step)]
         self._h_prev, self._t_prev = h, t
         elapsed = t - self._t0
         mean = [x / elapsed for x in dh] if elapsed > 0.0 else [0.0] * 6

@@ -31,6 +31,7 @@ from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_monitoring.holonomy_monitor import HolonomyMonitor, MonitorReport
 from space_robot_monitoring.monitor_settings import SECTION, read_monitor_settings
+from space_robot_monitoring.orbital_view import OrbitalView
 from space_robot_scenario.node_config import MonitorNodeConfig
 
 from . import conversions as cv
@@ -110,9 +111,12 @@ def read_monitor(data: dict, source: str | None, system: SystemModel) -> Holonom
 class MonitorCore(NodeCore):
     name = "holonomy_monitor"
 
-    def __init__(self, types: MessageTypes, monitor: HolonomyMonitor, config: MonitorNodeConfig):
+    def __init__(self, types: MessageTypes, monitor: HolonomyMonitor, config: MonitorNodeConfig, orbit=None):
+        """`orbit`: the scenario's OrbitConfig (docs/orbit.md sec. 7): the state, relative to LVLH, is then monitored
+        in the free-falling frame of the reference orbit, gravity's impulse taken out (orbital_view.py)."""
         super().__init__(types)
         self.monitor = monitor
+        self.orbit = None if orbit is None else OrbitalView(monitor.system, orbit)
         self.system = monitor.system
         self.config = config
         check_odometry_topics(self.system, config.odometry, "monitor.topics.odometry")
@@ -238,7 +242,11 @@ class MonitorCore(NodeCore):
                          error_values)
             return
         try:
-            report = self.monitor.update(now, self.state.q, self.state.v, attached=self._attached(now))
+            q, v, wrenches = self.state.q, self.state.v, None
+            if self.orbit is not None:     # at the state's own instant (parts of different instants: ~ms apart)
+                stamp = self.state.sample_time
+                q, v, wrenches = self.orbit.in_frame(now - age if stamp is None else stamp, q, v)
+            report = self.monitor.update(now, q, v, attached=self._attached(now), body_wrenches=wrenches)
         except CommandError as exc:
             self._error(str(exc))
             self._status(now, cv.ERROR, f"monitor rejected the state: {exc}", error_values)
@@ -258,4 +266,4 @@ def build_monitor(types: MessageTypes, system: SystemModel, scenario) -> Monitor
     if scenario.monitor_data is None:
         raise ConfigError("monitor", "this scenario has no holonomy monitor (monitor: null)", scenario.source)
     return MonitorCore(types, read_monitor(scenario.monitor_data, scenario.monitor_source, system),
-                       scenario.nodes.monitor)
+                       scenario.nodes.monitor, scenario.orbit)
