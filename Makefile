@@ -68,6 +68,7 @@ bench: $(STAMP)
 	$(VENV)/bin/python bench/bench_startup.py
 	$(VENV)/bin/python bench/bench_contact.py
 	$(VENV)/bin/python bench/bench_sensing.py
+	$(VENV)/bin/python bench/bench_orbit.py
 
 # CPU per node of the paced simulation graph under ROS 2 (~45 s)
 bench-ros2:

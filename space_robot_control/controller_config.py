@@ -16,9 +16,12 @@ from space_robot_dynamics.errors import ConfigError
 from .cartesian_approach import CartesianApproachSettings, read_cartesian_approach_settings
 from .force_motion_control import ForceMotionConfig, read_force_motion_config
 from .joint_trajectory import LIMIT_POLICIES
+from .station_keeping import StationKeepingConfig, read_station_keeping
 
-# force_motion: while the grasp holds, the hybrid force/motion law (force_motion_control.py) replaces the capture hold
-MODES = ("joint_tracking", "attitude_hold", "force_motion")
+# force_motion: while the grasp holds, the hybrid force/motion law (force_motion_control.py) replaces the capture hold;
+# station_keeping: the bus thrusters hold the bus at a point (station_keeping.py, docs/orbit.md sec. 8)
+MODES = ("joint_tracking", "attitude_hold", "force_motion", "station_keeping")
+DEFAULT_MODES = ("joint_tracking", "attitude_hold", "force_motion")    # `modes` absent (as before station keeping)
 
 
 @dataclass(frozen=True)
@@ -100,12 +103,13 @@ class ControllerConfig:
     cartesian_approach: CartesianApproachSettings | None = None
     # the hybrid force/motion mode's settings (read when the section is there; needed with "force_motion" in modes)
     force_motion: ForceMotionConfig | None = None
+    station_keeping: StationKeepingConfig = StationKeepingConfig()
 
 
 def read_controller_config(reader: ConfigReader) -> ControllerConfig:
     """Parse the content of a controller YAML file (see config/controller.yaml)."""
     ctl = reader.sub("controller")
-    modes = ctl.string_list("modes", list(MODES))
+    modes = ctl.string_list("modes", list(DEFAULT_MODES))
     if not modes:
         raise ctl.error("modes", f"must name at least one of {list(MODES)}")
     for i, mode in enumerate(modes):
@@ -170,9 +174,10 @@ def read_controller_config(reader: ConfigReader) -> ControllerConfig:
         if reader.raw("force_motion", None) is not None else None
     if "force_motion" in modes and force_motion is None:
         raise ctl.error("modes", "force_motion needs a `force_motion` section (gains, contact_force)")
+    station_keeping = read_station_keeping(reader.sub("station_keeping", {}))
     reader.reject_unknown()
     return ControllerConfig(rate, tuple(modes), bus, arm, wheels, joint_tracking, attitude, reader.source, vibration,
-                            capture, cartesian, force_motion)
+                            capture, cartesian, force_motion, station_keeping)
 
 
 def load_controller_config(path: str | Path) -> ControllerConfig:

@@ -31,6 +31,16 @@ class BodyWrenches:
     com: np.ndarray
 
 
+def with_wrench(wrenches: BodyWrenches | None, joint: int, force: np.ndarray, torque: np.ndarray,
+                point: np.ndarray) -> BodyWrenches:
+    """`wrenches` (None: none) and one more: `force` (N) through `point` (m) and the couple `torque` (N m) on the
+    body of `joint`, world axes (a thruster's)."""
+    if wrenches is None:
+        return BodyWrenches((joint,), force[None, :], torque[None, :], point[None, :])
+    return BodyWrenches(wrenches.joints + (joint,), np.vstack((wrenches.force, force)),
+                        np.vstack((wrenches.torque, torque)), np.vstack((wrenches.com, point)))
+
+
 class OrbitalView:
     """LVLH state -> (W state, BodyWrenches) at a time (module docstring)."""
 

@@ -37,7 +37,8 @@ from space_robot_control.adaptive_force_motion_control import build_force_motion
 from space_robot_control.cartesian_approach import CartesianApproachController, CartesianOutput
 from space_robot_control.force_motion_control import ForceMotionController, ForceMotionOutput
 from space_robot_control.servicer_controller import ControlOutput, ServicerController
-from space_robot_dynamics.errors import CommandError
+from space_robot_control.station_keeping import StationKeeping, StationKeepingOutput
+from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_scenario.node_config import ControllerNodeConfig
 
 from . import conversions as cv
@@ -53,7 +54,10 @@ from .trajectory_execution import TrajectoryExecution
 class ControllerCore(NodeCore):
     name = "controller"
 
-    def __init__(self, types: MessageTypes, controller: ServicerController, config: ControllerNodeConfig):
+    def __init__(self, types: MessageTypes, controller: ServicerController, config: ControllerNodeConfig,
+                 mean_motion: float = 0.0):
+        """`mean_motion` (rad/s): the scenario's orbit's (docs/orbit.md), for station keeping's feedforward; 0 in free
+        space."""
         super().__init__(types)
         self.controller = controller
         self.system = controller.system
@@ -136,6 +140,18 @@ class ControllerCore(NodeCore):
                 self.add_publication(config.force_estimates, cv.FLOAT64_MULTI_ARRAY)
                 self._estimates = mb.Float64MultiArrayBuilder(types, len(names) + 3, ",".join(
                     (*names, "lyapunov", "lyapunov_at_grasp", "max_lyapunov_increase")))
+        # station keeping (controller.yaml modes: station_keeping): the bus thrusters hold the bus at a point
+        self.station_keeping: StationKeeping | None = None
+        self.station_keeping_output: StationKeepingOutput | None = None
+        if "station_keeping" in controller.config.modes:
+            if self.force_motion is not None:
+                raise ConfigError("controller.modes", "station_keeping and force_motion both command the thrusters: "
+                                  "choose one", controller.config.source)
+            self.station_keeping = StationKeeping(self.system, controller.config.bus_subtree,
+                                                  controller.config.station_keeping, mean_motion,
+                                                  controller.config.source)
+            self._thrust_frame = self.system.base_thrusters.base_link
+            self.add_publication(config.base_thrusters_command, cv.WRENCH_STAMPED)
         self.add_publication(config.arm_command, cv.FLOAT64_MULTI_ARRAY)
         self.has_wheels = len(controller.wheel_joints) > 0
         self._arm_command = mb.Float64MultiArrayBuilder(types, len(controller.arm_joints), "effort")
@@ -153,6 +169,14 @@ class ControllerCore(NodeCore):
             self.trajectory_action.refusal = lambda: (
                 "the force_motion mode drives the arm while the grasp holds (a joint trajectory's last point is its "
                 "setpoint, on " + config.trajectory + ")") if self.force_motion.active else None
+
+    def _target_mass(self) -> float:
+        """The mass (kg) of the subtree the grasp's fixture belongs to (0 without a grasp)."""
+        grasp, model = self.system.grasp, self.system.model
+        if grasp is None:
+            return 0.0
+        target = self.system.subtree_of(model.frames[grasp.target_frame].name)
+        return sum(model.inertias[self.system.joint_id(n)].mass for n in target.joint_names)
 
     def _cartesian_controller(self, controller: ServicerController) -> CartesianApproachController | None:
         settings = controller.config.cartesian_approach
@@ -332,6 +356,11 @@ class ControllerCore(NodeCore):
         self.publish(self.config.arm_command, self._arm_command.build(arm))
         if self.has_wheels:
             self.publish(self.config.wheel_command, self._wheel_command.build(wheels))
+        if self.station_keeping is not None and not (self._grasp_holding and
+                                                     self.station_keeping.config.after_grasp == "release"):
+            out = self.station_keeping_output = self.station_keeping.update(now, self.state.q, self.state.v)
+            self.publish(self.config.base_thrusters_command,
+                         cv.wrench_stamped(self.types, now, self._thrust_frame, out.force_base, out.torque_base))
         self.commands_published += 1
         if self._pending_trajectory is not None:
             msg, self._pending_trajectory = self._pending_trajectory, None
@@ -389,6 +418,13 @@ class ControllerCore(NodeCore):
         if self.trajectory_action.active:
             self.trajectory_action.preempt("the grasp " + ("closed" if holding else "opened"))
         self.cartesian_active = False          # the joined system's controller holds the arm
+        if self.station_keeping is not None:   # the thrusters move the stack while the grasp holds, or let go
+            sk = self.station_keeping
+            sk.set_mass(sk.bus_mass + (self._target_mass() if holding else 0.0))
+            if holding and sk.config.after_grasp == "release":     # off now, not at the dynamics' timeout
+                self.station_keeping_output = None
+                self.publish(self.config.base_thrusters_command,
+                             cv.wrench_stamped(self.types, now, self._thrust_frame, np.zeros(3), np.zeros(3)))
         if self.force_motion is not None:
             if holding:
                 self.force_motion.start(self.state.q, self.state.v)

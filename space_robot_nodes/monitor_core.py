@@ -25,13 +25,14 @@ from __future__ import annotations
 import textwrap
 
 import numpy as np
+import pinocchio as pin
 
 from space_robot_dynamics.config_reader import ConfigReader
 from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_monitoring.holonomy_monitor import HolonomyMonitor, MonitorReport
 from space_robot_monitoring.monitor_settings import SECTION, read_monitor_settings
-from space_robot_monitoring.orbital_view import OrbitalView
+from space_robot_monitoring.orbital_view import OrbitalView, with_wrench
 from space_robot_scenario.node_config import MonitorNodeConfig
 
 from . import conversions as cv
@@ -120,6 +121,14 @@ class MonitorCore(NodeCore):
         self.system = monitor.system
         self.config = config
         check_odometry_topics(self.system, config.odometry, "monitor.topics.odometry")
+        # base thrusters: their last command is a known external wrench (N, N m, the thrusters' base frame)
+        self.thrust: np.ndarray | None = None
+        thrusters = self.system.base_thrusters
+        if thrusters is not None:
+            self._thrust_joint = self.system.subtree(thrusters.config.subtree).root_joint_id
+            self._thrust_limits = (thrusters.config.max_force, thrusters.config.max_torque)
+            self._thrust_frame = thrusters.base_link
+            self.add_subscription(config.base_thrusters_command, cv.WRENCH_STAMPED, self.on_thrust, latest_only=True)
         self.state = StateAssembler(self.system, config.world_frame)
         self.report: MonitorReport | None = None
         self.cycles = 0
@@ -154,6 +163,27 @@ class MonitorCore(NodeCore):
         self.add_timer("monitor", 1.0 / config.rate, self.cycle, MONITOR, ("nodes", "monitor.rate"))
         self.add_timer("diagnostics", 1.0 / config.diagnostics_rate, self.publish_diagnostics, MONITOR,
                        ("nodes", "monitor.diagnostics_rate"))
+
+    def on_thrust(self, msg) -> None:
+        """base_thrusters/command as the dynamics node takes it (a bad one: it keeps the last, so does this)."""
+        try:
+            force, torque = cv.read_wrench_stamped(msg, self._thrust_frame, self.config.base_thrusters_command,
+                                                 *self._thrust_limits)
+        except CommandError as exc:
+            self._error(str(exc))
+            return
+        self.thrust = np.concatenate((force, torque))
+
+    def _thrust_wrench(self, q: np.ndarray, wrenches):
+        """`wrenches` with the thrusters' last command added, through the thruster base's origin, world axes."""
+        if self.thrust is None or not self.thrust.any():
+            return wrenches
+        model = self.system.model
+        joint = model.joints[self._thrust_joint]
+        placement = model.jointPlacements[self._thrust_joint] * pin.XYZQUATToSE3(q[joint.idx_q:joint.idx_q + 7])
+        frame = placement * model.frames[model.getFrameId(self._thrust_frame)].placement
+        return with_wrench(wrenches, self._thrust_joint, frame.rotation @ self.thrust[:3],
+                           frame.rotation @ self.thrust[3:], frame.translation)
 
     def on_grasp_state(self, msg) -> None:
         try:
@@ -246,6 +276,7 @@ class MonitorCore(NodeCore):
             if self.orbit is not None:     # at the state's own instant (parts of different instants: ~ms apart)
                 stamp = self.state.sample_time
                 q, v, wrenches = self.orbit.in_frame(now - age if stamp is None else stamp, q, v)
+            wrenches = self._thrust_wrench(q, wrenches)
             report = self.monitor.update(now, q, v, attached=self._attached(now), body_wrenches=wrenches)
         except CommandError as exc:
             self._error(str(exc))

@@ -10,6 +10,9 @@ attitude setpoint and the arm's trajectory goals. Publishes, in the world frame 
   - ns `wheels`: one disc per reaction wheel on its spin axis just outside the bus, locked to the wheel's frame
     so that its stripe turns with the wheel, labelled with the wheel speed (rpm);
   - ns `goal`: the end effector's pose at the last trajectory goal (its last point, bus where it was then);
+  - ns `orbit` (in orbit, docs/orbit.md sec. 6): the LVLH axes at the reference point, labelled, the direction to the
+    central body's centre and the orbital velocity's, and the bus thrusters' commanded force at the bus (the
+    station keeping's), labelled in N;
 - visualization/end_effector_path (nav_msgs/Path) at `path_rate`: where the end effector has been;
 - visualization/planned_end_effector_path (nav_msgs/Path, latched), once per trajectory goal: the end effector along
   the reference the controller will follow (the controller's own trajectory follower, ServicerController.
@@ -34,6 +37,7 @@ from space_robot_control.servicer_controller import ServicerController
 from space_robot_dynamics.errors import CommandError, ConfigError
 from space_robot_dynamics.model.system_model import SystemModel
 from space_robot_dynamics.model.urdf_joints import urdf_joints
+from space_robot_dynamics.simulation.orbital_environment import OrbitalEnvironment
 from space_robot_scenario.node_config import VisualizationNodeConfig
 from space_robot_scenario.robot_descriptions import robot_descriptions
 
@@ -53,6 +57,10 @@ AXES = ((1.0, 0.0, 0.0), (0.0, 0.8, 0.0), (0.1, 0.3, 1.0))   # x, y, z as RViz d
 ACTUATOR_REPORT = f"{ControllerCore.name}: actuators"    # the controller's diagnostic status with its torques
 DIAGNOSTICS_LINE_WIDTH = 70       # characters: a status line cut there (its whole text is on /diagnostics)
 STATIC_PERIOD = 2.0               # s between two sends of the latched markers (see publish_static_markers)
+NADIR, VELOCITY, THRUST = (0.55, 0.35, 0.15), (0.9, 0.9, 0.2), (1.0, 0.5, 0.0)    # RGB of the orbit markers
+# m: the LVLH axes as long as the servicer's approach is wide (its 10 m hold point stays readable); letters;
+# m per N: the thrusters' 100 N drawn as 2 m
+ORBIT_MARKERS = {"axis_length": 2.0, "axis_width": 0.04, "text_height": 0.25, "thrust_scale": 0.02}
 
 
 @dataclass(frozen=True)
@@ -96,7 +104,7 @@ def build_visualization(types: MessageTypes, system: SystemModel, scenario) -> V
     return VisualizationCore(types, system, dataclasses.replace(config, end_effector_frame=end_effector), controller,
                              bus, config.joint_states or dynamics.throttled_joint_states,
                              config.odometry if config.odometry is not None else dynamics.throttled_odometry,
-                             dynamics.throttled_flexible_modes)
+                             dynamics.throttled_flexible_modes, scenario.orbit, dynamics.base_thrusters_command)
 
 
 def arm_tip_frame(system: SystemModel) -> str:
@@ -113,7 +121,10 @@ class VisualizationCore(NodeCore):
 
     def __init__(self, types: MessageTypes, system: SystemModel, config: VisualizationNodeConfig,
                  controller: ServicerController | None, bus_subtree: str | None, joint_states: str,
-                 odometry: dict, flexible_modes: str = "flexible_modes_throttle"):
+                 odometry: dict, flexible_modes: str = "flexible_modes_throttle", orbit=None,
+                 thrusters_command: str = "base_thrusters/command"):
+        """`orbit`: the scenario's OrbitConfig (None: free space); `thrusters_command`: the thrusters' command topic
+        (models with base thrusters), drawn at the bus."""
         super().__init__(types)
         self.system, self.config, self.controller = system, config, controller
         model = system.model
@@ -165,6 +176,14 @@ class VisualizationCore(NodeCore):
         self.anchor = (self.bus or next(iter(system.subtrees))).base_link      # where the status text hangs
         self.momentum = all(s.config.base_joint == "free_flyer" for s in system.subtrees) and \
             not np.any(system.config.gravity)      # conserved: worth drawing (a bench arm exchanges it with the world)
+        # in orbit: the LVLH frame's directions (orbital_environment.py gives the reference orbit at any instant)
+        self.orbit = OrbitalEnvironment(system, orbit) if orbit is not None else None
+        self.thrust: np.ndarray | None = None      # N, the thrusters' last commanded force, thruster base frame
+        if system.base_thrusters is not None:
+            self._thrust_subtree = system.subtree(system.base_thrusters.config.subtree)
+            self._thrust_limits = (system.base_thrusters.config.max_force, system.base_thrusters.config.max_torque)
+            self._thrust_topic = thrusters_command
+            self.add_subscription(thrusters_command, cv.WRENCH_STAMPED, self.on_thrust, latest_only=True)
         self.add_publication(topics.markers, MARKER_ARRAY)
         self.add_publication(topics.static_markers, MARKER_ARRAY, transient_local=True)
         self.add_publication(topics.end_effector_path, PATH)
@@ -193,6 +212,16 @@ class VisualizationCore(NodeCore):
         except CommandError as exc:
             self.errors += 1
             self.last_error = str(exc)
+
+    def on_thrust(self, msg) -> None:
+        try:
+            force, _torque = cv.read_wrench_stamped(msg, self._thrust_subtree.base_link, self._thrust_topic,
+                                                  *self._thrust_limits)
+        except CommandError as exc:
+            self.errors += 1
+            self.last_error = str(exc)
+            return
+        self.thrust = force
 
     def on_diagnostics(self, msg) -> None:
         """Every status's level and message; the controller's actuator report also gives the commanded arm
@@ -275,10 +304,43 @@ class VisualizationCore(NodeCore):
         self._publish_efforts(now)
         if self.bus is not None:
             markers += self._attitude_markers(header, now, q)
+        if self.orbit is not None or self.thrust is not None:
+            markers += self._orbit_markers(header, now, q)
         if self.goal_pose is not None:
             markers += self._axes(header, "goal", 0, self.goal_pose, 0.15, 0.7, 0.015)
             self.publish(self.config.goal_pose, self._pose_stamped(header.stamp, self.goal_pose))
         self.publish(self.config.markers, self.types.new(MARKER_ARRAY, markers=markers))
+
+    def _orbit_markers(self, header, now: float, q: np.ndarray) -> list:
+        """ns `orbit`: LVLH axes, nadir and velocity directions at the reference point (world origin), labelled;
+        the thrusters' force at their base (ORBIT_MARKERS sets the sizes)."""
+        length, width, text = ORBIT_MARKERS["axis_length"], ORBIT_MARKERS["axis_width"], ORBIT_MARKERS["text_height"]
+        markers = []
+        if self.orbit is not None:
+            origin = np.zeros(3)
+            markers += self._axes(header, "orbit", 0, pin.SE3.Identity(), length, 0.5, width)
+            labels = ("x: radial (up)", "y: along-track", "z: orbit normal")
+            markers += [self._text(header, "orbit", 3 + k, 1.1 * length * np.eye(3)[k], label, text)
+                        for k, label in enumerate(labels)]
+            reference = self.orbit.reference_state(now)
+            frame = self.orbit.lvlh(reference)
+            velocity = frame.axes.T @ reference[3:]                  # LVLH axes
+            direction = velocity / np.linalg.norm(velocity)
+            markers.append(self._arrow(header, "orbit", 6, origin, -1.5 * length * np.eye(3)[0], NADIR, width))
+            markers.append(self._text(header, "orbit", 7, -1.6 * length * np.eye(3)[0], "to the Earth's centre", text))
+            markers.append(self._arrow(header, "orbit", 8, origin, 1.5 * length * direction, VELOCITY, width))
+            markers.append(self._text(header, "orbit", 9, 1.6 * length * direction,
+                                      f"orbital velocity {np.linalg.norm(velocity) / 1000.0:.2f} km/s", text))
+        if self.thrust is not None:
+            base = self._thrust_subtree
+            pin.framesForwardKinematics(self.system.model, self.data, q)
+            placement = self.data.oMf[base.base_frame_id]
+            force = placement.rotation @ self.thrust
+            markers.append(self._arrow(header, "orbit", 10, placement.translation,
+                                       ORBIT_MARKERS["thrust_scale"] * force, THRUST, width))
+            markers.append(self._text(header, "orbit", 11, placement.translation + ORBIT_MARKERS["thrust_scale"] * force
+                                      + (0.0, 0.0, 0.2), f"thrust {np.linalg.norm(force):.3g} N", text))
+        return markers
 
     def _publish_efforts(self, now: float) -> None:
         """The joint state again at the display rate, and the arm command as efforts (N m) of the arm joints."""

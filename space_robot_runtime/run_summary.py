@@ -25,7 +25,8 @@ never from the controller's own claims:
   grasp), `detumble_time_s` (from the grasp to the instant from which the bus's and the target's angular rates and
   every arm joint's rate stay below evaluation.detumble_rate to the end of the run; null if they do not),
   `peak_grasp_force_n`, `peak_grasp_torque_nm`, and a `capture` section (impulse, energy taken, largest loop
-  drift, wheel momentum).
+  drift, wheel momentum, and the detumble_budget: the stack's angular momentum against the wheels' capacity, the
+  thrusters' couple and the arm's effort limits, with a verdict saying which one decides).
 
 A figure that does not apply to the model is null (with a line in `notes` saying why), never NaN: the
 bus attitude of a fixed-base arm, the momentum drift of a system none of whose momentum components is conserved
@@ -202,6 +203,8 @@ def summarize(scenario: Scenario, system: SystemModel, trace: RunTrace, q_final:
     if system.grasp is not None:
         rate = scenario.evaluation.detumble_rate if scenario.evaluation is not None else 1.0e-3
         figures = capture_figures(trace, rate, spin)
+        if figures["grasped"]:
+            figures["capture"]["detumble_budget"] = detumble_budget(trace, system, figures["grasp_time_s"], spin)
         if capture_in_use(scenario, figures):
             summary.update(figures)
         else:               # a gripper nobody used: no capture figures (nothing where a feature is absent)
@@ -277,6 +280,39 @@ def capture_figures(trace: RunTrace, detumble_rate: float, wheel_spin_inertia: n
     })
     out["capture"] = section
     return out
+
+
+def detumble_budget(trace: RunTrace, system: SystemModel, grasp_time: float, wheel_spin_inertia: np.ndarray) -> dict:
+    """What detumbling the joined stack asks against what the servicer has (docs/orbit.md sec. 9): the stack's
+    angular momentum about its centre of mass just after the grasp (N m s, momentum/angular: inertial in free space
+    and in orbit alike), the momentum the wheels store at their speed limit, the thrusters' couple and the smallest
+    effort limit of the arm's joints (every wrench between the servicer and the target passes through each joint), the
+    times those torques would need, and a sentence saying which one decides."""
+    t, angular = trace.momentum_angular.arrays()
+    after = np.flatnonzero(t >= grasp_time)
+    if not len(after):
+        return {"not_evaluated_because": "no momentum sample after the grasp"}
+    momentum = float(np.linalg.norm(angular[after[0]]))
+    limits = system.wheel_max_speed
+    wheels = float(np.sum(wheel_spin_inertia * limits)) if len(limits) and np.all(np.isfinite(limits)) else 0.0
+    thrusters = system.base_thrusters.config.max_torque if system.base_thrusters is not None else None
+    arm = float(np.min(system.model.effortLimit[system.arm_v])) if len(system.arm_v) else None
+    budget = {"stack_angular_momentum_Nms": momentum, "wheel_capacity_Nms": wheels, "thruster_torque_Nm": thrusters,
+              "arm_torque_limit_Nm": arm,
+              "time_at_thruster_torque_s": momentum / thrusters if thrusters else None,
+              "time_at_arm_torque_limit_s": momentum / arm if arm else None}
+    if momentum <= wheels:
+        verdict = f"the wheels can store the stack's {momentum:.3g} N m s ({wheels:.3g} N m s at their speed limit)"
+    else:
+        verdict = (f"the stack's {momentum:.3g} N m s is {momentum / max(wheels, 1e-300):.3g} times what the wheels "
+                   f"store ({wheels:.3g} N m s): they cannot detumble it")
+        if thrusters:
+            verdict += (f"; the thrusters' {thrusters:g} N m would take {momentum / thrusters:.3g} s, and no torque "
+                        f"above the arm's smallest effort limit ({arm:g} N m: {momentum / arm:.3g} s) can pass "
+                        "through it to the target" if arm else f"; the thrusters' {thrusters:g} N m would take "
+                        f"{momentum / thrusters:.3g} s")
+    budget["verdict"] = verdict
+    return budget
 
 
 def force_motion_figures(trace: RunTrace, scenario: Scenario, system: SystemModel) -> dict:

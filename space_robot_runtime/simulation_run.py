@@ -123,7 +123,8 @@ class SimulationRun:
         self.servicer_controller = self.controller = None
         if scenario.controller is not None:
             self.servicer_controller = ServicerController(self.system, scenario.controller)
-            self.controller = self.graph.add(ControllerCore(self.types, self.servicer_controller, nodes.controller))
+            self.controller = self.graph.add(ControllerCore(self.types, self.servicer_controller, nodes.controller,
+                                                             scenario.mean_motion))
         self.monitor = None if scenario.monitor_data is None else \
             self.graph.add(build_monitor(self.types, self.system, scenario))
         self.visualization = self.graph.add(build_visualization(self.types, self.system, scenario)) \

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from space_robot_control.capture_approach import CaptureApproachPlanner
+from space_robot_control.station_keeping import hold_point_at
 from space_robot_dynamics.errors import ConfigError
 from space_robot_dynamics.model.system_model import SystemModel
 
@@ -15,6 +18,22 @@ from .scenario import Scenario
 
 # m or rad: a knot's inverse kinematics left a larger 6D error only when the pose is out of the arm's reach
 IK_ERROR_LIMIT = 1e-6
+
+
+def _at_station(scenario: Scenario, system: SystemModel, q0, v0, start: float):
+    """With the controller's station keeping moving the bus (station_keeping.py), the plan starts from where it holds
+    the bus when the trajectory starts, at rest there (the target's state is the initial one: it is predicted)."""
+    controller = scenario.controller
+    if controller is None or "station_keeping" not in controller.modes or not controller.station_keeping.moves:
+        return q0, v0
+    joint = system.base_joint(controller.bus_subtree)
+    q_slice, v_slice = system.q_slice(joint), system.v_slice(joint)
+    q0, v0 = q0.copy(), v0.copy()
+    initial = np.array(controller.station_keeping.hold_point if controller.station_keeping.hold_point is not None
+                       else q0[q_slice][:3])
+    q0[q_slice.start:q_slice.start + 3] = hold_point_at(controller.station_keeping, initial, start)[0]
+    v0[v_slice] = 0.0
+    return q0, v0
 
 
 def with_capture_plan(scenario: Scenario, system: SystemModel) -> Scenario:
@@ -26,6 +45,7 @@ def with_capture_plan(scenario: Scenario, system: SystemModel) -> Scenario:
         return scenario
     q0, v0 = scenario.initial_state(system)
     start = goal.publish_at + START_DELAY
+    q0, v0 = _at_station(scenario, system, q0, v0, start)
     plan = CaptureApproachPlanner(system, goal.timing, scenario.simulation.dt, scenario.orbit).plan(q0, v0, start,
                                                                                      goal.seed_positions)
     if not plan.ik_error <= IK_ERROR_LIMIT:

@@ -179,6 +179,7 @@ class MonitorNodeConfig:
     marker: str
     flexible_modes: str
     grasp_state: str                     # the monitored set (robot, or robot + target) follows the grasp
+    base_thrusters_command: str = "base_thrusters/command"   # a known external wrench (models with thrusters)
 
 
 @dataclass(frozen=True)
@@ -422,7 +423,7 @@ def _monitor(mon: ConfigReader, world: str) -> MonitorNodeConfig:
         state_timeout=mon.number("state_timeout", exclusive_minimum=0.0),
         odometry=_odometry_topics(topics),
         **{name: topic(topics, name) for name in ("joint_states", "diagnostics", "status", "marker",
-                                                 "flexible_modes", "grasp_state")},
+                                                 "flexible_modes", "grasp_state", "base_thrusters_command")},
     )
     topics.reject_unknown()
     mon.reject_unknown()

@@ -106,6 +106,11 @@ class Scenario:
     state_source: StateSource = field(default_factory=StateSource)   # `state_source:` (state_source.py)
     orbit: OrbitConfig | None = None    # `orbit:` (docs/orbit.md); None: free space
 
+    @property
+    def mean_motion(self) -> float:
+        """The reference orbit's mean motion n (rad/s); 0 in free space."""
+        return 0.0 if self.orbit is None else self.orbit.mean_motion
+
     def initial_state(self, system: SystemModel) -> tuple[np.ndarray, np.ndarray]:
         """(q0, v0) for `system` from the scenario's initial_state section (validated against the model; an error
         in an entry a --set gave names the --set, as read_scenario's do)."""

@@ -17,14 +17,17 @@ def body_urdf(mass: float, inertia) -> str:
         </robot>""")
 
 
-def free_bodies(tmp_path, count: int = 2, mass: float = 1.0, inertia=(1e-4, 1e-4, 1e-4)):
+def free_bodies(tmp_path, count: int = 2, mass: float = 1.0, inertia=(1e-4, 1e-4, 1e-4), thrusters=None):
     """A model of `count` identical rigid bodies (body0, body1, ...), each on a free flyer, principal axes along its
-    base link's."""
+    base link's; `thrusters`: (max_force N, max_torque N m) on body0 (model/base_thrusters.py), None: none."""
     urdf = tmp_path / "body.urdf"
     urdf.write_text(body_urdf(mass, inertia))
     subtrees = [{"name": f"body{k}", "urdf": str(urdf), "base_joint": "free_flyer", "base_link": "base_link",
                  "frame_prefix": f"body{k}/"} for k in range(count)]
-    return build_model({"name": "free_bodies", "subtrees": subtrees})
+    config = {"name": "free_bodies", "subtrees": subtrees}
+    if thrusters is not None:
+        config["base_thrusters"] = {"subtree": "body0", "max_force": thrusters[0], "max_torque": thrusters[1]}
+    return build_model(config)
 
 
 def base_state(system, poses: dict) -> tuple[np.ndarray, np.ndarray]:

@@ -76,8 +76,10 @@ class TidalWrenches:
         far_local = (far[:, None, :] @ rotations)[:, 0, :]                  # R^T far
         inertia_far = (rotations @ (self.inertia @ far_local[:, :, None]))[:, :, 0]     # I_world far
         distance2 = np.einsum("ni,ni->n", far, far)
-        torque = (3.0 * mu / (distance2 * distance2 * np.sqrt(distance2)))[:, None] * cross_rows(far, inertia_far)
-        moment = cross_rows(com, force) + torque
+        crosses = cross_rows(np.concatenate((far, com)), np.concatenate((inertia_far, force)))    # one call: both
+        count = len(self.joints)
+        torque = (3.0 * mu / (distance2 * distance2 * np.sqrt(distance2)))[:, None] * crosses[:count]
+        moment = crosses[count:] + torque
         self.force, self.torque, self.com, self.moment = force, torque, com, moment
         per_coordinate = self.moves @ np.hstack((force, moment))            # (nv, 6): wrench on what each moves
         self.generalized_force = np.einsum("ji,ij->i", data.J, per_coordinate)

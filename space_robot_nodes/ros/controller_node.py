@@ -26,7 +26,7 @@ def build(node, types):
         raise ConfigError("controller", "the scenario has no controller (controller: null); its arm is driven by "
                                         "the scenario player's torque profile", scenario.source)
     controller = ServicerController(SystemModel(scenario.model), scenario.controller)
-    core = ControllerCore(types, controller, scenario.nodes.controller)
+    core = ControllerCore(types, controller, scenario.nodes.controller, scenario.mean_motion)
     # the action server works on rclpy's message classes (the core's topics go through the typestore)
     serve_trajectory_action(node, RosMessageTypes(), core.trajectory_action,
                             scenario.nodes.controller.trajectory_action.name)
