@@ -17,6 +17,7 @@ from space_robot_dynamics.errors import ConfigError
     ("pregrasp_robustness", 5 * 10, 5, 1, "servicer_pregrasp", ["tumble_axis", "target_mass_scale"]),
     ("capture_robustness", 4 * 6, 4, 1, "capture", ["tumble_axis", "target_mass_scale"]),
     ("capture_sensing_robustness", 4 * 3 * 2, 3, 4, "capture_sensed", ["tumble_axis"]),
+    ("capture_orbit", 2 * 2 * 2, 2, 2, "capture", ["tumble_axis"]),
 ])
 def test_the_shipped_campaigns_load_and_check_against_their_scenarios(name, runs, grid, cases, scenario, random):
     campaign = load_campaign(name)
@@ -29,7 +30,7 @@ def test_the_shipped_campaigns_load_and_check_against_their_scenarios(name, runs
 
 def test_every_shipped_campaign_is_checked_above():
     shipped = sorted(path.stem for path in Path("config/campaigns").glob("*.yaml"))
-    assert shipped == ["capture_robustness", "capture_sensing_robustness", "pregrasp_robustness"]
+    assert shipped == ["capture_orbit", "capture_robustness", "capture_sensing_robustness", "pregrasp_robustness"]
 
 
 def test_list_cases_may_repeat_a_value_in_one_column_and_a_grid_may_not(tmp_path):
