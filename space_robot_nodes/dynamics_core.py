@@ -41,6 +41,8 @@ reaction_wheels.joints order), and with a grasp gripper/command (std_msgs/Bool: 
 controller's output). A model with base thrusters (model/base_thrusters.py) takes base_thrusters/command
 (geometry_msgs/WrenchStamped in the thruster base's link frame: force through its origin, N, and couple, N m,
 within the model's limits), held and timed out like the efforts (thrusters off without a command: OK).
+With thrusters it publishes base_thrusters/applied (the same WrenchStamped, as applied over the last step) with the
+throttled state: the holonomy monitor's known external wrench.
 """
 from __future__ import annotations
 
@@ -181,6 +183,7 @@ class DynamicsCore(NodeCore):
                                   lambda msg: self.wheel_input.offer(msg, self.now()))
         if self.thrusters is not None:
             self.add_subscription(config.base_thrusters_command, cv.WRENCH_STAMPED, self.on_thruster_command)
+            self.add_publication(config.base_thrusters_applied, cv.WRENCH_STAMPED)
         rates = "dynamics.rates"
         # Odometry before joint_states within an instant: a ROS 2 controller runs its update when joint_states
         # arrives (its time source, node_core), by which time the odometry of that instant is there too.
@@ -405,6 +408,10 @@ class DynamicsCore(NodeCore):
         topic = self.config.throttled_joint_states
         if self.wanted(topic):
             self.publish(topic, self.joint_state_message())
+        if self.thrusters is not None and self.wanted(self.config.base_thrusters_applied):
+            thrust = self._thrust_applied
+            self.publish(self.config.base_thrusters_applied, cv.wrench_stamped(
+                self.types, self.sim.state.t, self.thrusters.base_link, thrust[:3], thrust[3:]))
 
     def publish_state(self) -> None:
         """Every odometry, flexible_modes and joint_states now (the runtime's final sample), whoever listens; the

@@ -121,14 +121,14 @@ class MonitorCore(NodeCore):
         self.system = monitor.system
         self.config = config
         check_odometry_topics(self.system, config.odometry, "monitor.topics.odometry")
-        # base thrusters: their last command is a known external wrench (N, N m, the thrusters' base frame)
+        # base thrusters: the wrench the dynamics node applied, a known external one (N, N m, the thrusters' base frame)
         self.thrust: np.ndarray | None = None
         thrusters = self.system.base_thrusters
         if thrusters is not None:
             self._thrust_joint = self.system.subtree(thrusters.config.subtree).root_joint_id
             self._thrust_limits = (thrusters.config.max_force, thrusters.config.max_torque)
             self._thrust_frame = thrusters.base_link
-            self.add_subscription(config.base_thrusters_command, cv.WRENCH_STAMPED, self.on_thrust, latest_only=True)
+            self.add_subscription(config.base_thrusters_applied, cv.WRENCH_STAMPED, self.on_thrust, latest_only=True)
         self.state = StateAssembler(self.system, config.world_frame)
         self.report: MonitorReport | None = None
         self.cycles = 0
@@ -165,9 +165,11 @@ class MonitorCore(NodeCore):
                        ("nodes", "monitor.diagnostics_rate"))
 
     def on_thrust(self, msg) -> None:
-        """base_thrusters/command as the dynamics node takes it (a bad one: it keeps the last, so does this)."""
+        """base_thrusters/applied: the wrench the dynamics node applied over its last step (published with the
+        throttled state, so it goes with the state this node monitors; the command itself runs ahead of it by the
+        dynamics' latency under ROS 2)."""
         try:
-            force, torque = cv.read_wrench_stamped(msg, self._thrust_frame, self.config.base_thrusters_command,
+            force, torque = cv.read_wrench_stamped(msg, self._thrust_frame, self.config.base_thrusters_applied,
                                                  *self._thrust_limits)
         except CommandError as exc:
             self._error(str(exc))
@@ -175,7 +177,7 @@ class MonitorCore(NodeCore):
         self.thrust = np.concatenate((force, torque))
 
     def _thrust_wrench(self, q: np.ndarray, wrenches):
-        """`wrenches` with the thrusters' last command added, through the thruster base's origin, world axes."""
+        """`wrenches` with the thrusters' applied wrench added, through the thruster base's origin, world axes."""
         if self.thrust is None or not self.thrust.any():
             return wrenches
         model = self.system.model

@@ -119,6 +119,7 @@ class DynamicsNodeConfig:
     grasp_events: str                    # std_msgs/String, transient-local: one message per contact event
     gripper_command: str                 # std_msgs/Bool from the controller: true close, false open
     base_thrusters_command: str          # geometry_msgs/WrenchStamped, base link frame
+    base_thrusters_applied: str          # the same, as applied over the last step (with the throttled state)
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ class MonitorNodeConfig:
     marker: str
     flexible_modes: str
     grasp_state: str                     # the monitored set (robot, or robot + target) follows the grasp
-    base_thrusters_command: str = "base_thrusters/command"   # a known external wrench (models with thrusters)
+    base_thrusters_applied: str = "base_thrusters/applied"   # a known external wrench (models with thrusters)
 
 
 @dataclass(frozen=True)
@@ -394,6 +395,7 @@ def _dynamics(dyn: ConfigReader, world: str) -> DynamicsNodeConfig:
         grasp_wrench=topic(topics, "grasp_wrench"), grasp_state=topic(topics, "grasp_state"),
         grasp_events=topic(topics, "grasp_events"), gripper_command=topic(topics, "gripper_command"),
         base_thrusters_command=topic(topics, "base_thrusters_command"),
+        base_thrusters_applied=topic(topics, "base_thrusters_applied"),
     )
     for sub in (rates, topics, dyn):
         sub.reject_unknown()
@@ -423,7 +425,7 @@ def _monitor(mon: ConfigReader, world: str) -> MonitorNodeConfig:
         state_timeout=mon.number("state_timeout", exclusive_minimum=0.0),
         odometry=_odometry_topics(topics),
         **{name: topic(topics, name) for name in ("joint_states", "diagnostics", "status", "marker",
-                                                 "flexible_modes", "grasp_state", "base_thrusters_command")},
+                                                 "flexible_modes", "grasp_state", "base_thrusters_applied")},
     )
     topics.reject_unknown()
     mon.reject_unknown()
