@@ -58,9 +58,9 @@ ACTUATOR_REPORT = f"{ControllerCore.name}: actuators"    # the controller's diag
 DIAGNOSTICS_LINE_WIDTH = 70       # characters: a status line cut there (its whole text is on /diagnostics)
 STATIC_PERIOD = 2.0               # s between two sends of the latched markers (see publish_static_markers)
 NADIR, VELOCITY, THRUST = (0.55, 0.35, 0.15), (0.9, 0.9, 0.2), (1.0, 0.5, 0.0)    # RGB of the orbit markers
-# m: the LVLH axes as long as the servicer's approach is wide (its 10 m hold point stays readable); letters;
+# m: the LVLH axes long enough to stand out of an Envisat-class target (10 m x 2.6 m) at the origin; letters;
 # m per N: the thrusters' 100 N drawn as 2 m
-ORBIT_MARKERS = {"axis_length": 2.0, "axis_width": 0.04, "text_height": 0.25, "thrust_scale": 0.02}
+ORBIT_MARKERS = {"axis_length": 6.0, "axis_width": 0.04, "text_height": 0.25, "thrust_scale": 0.02}
 
 
 @dataclass(frozen=True)
