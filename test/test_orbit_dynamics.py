@@ -84,8 +84,9 @@ def test_a_body_at_rest_at_the_reference_point_stays_there_and_drifts_as_cw_says
 def test_each_body_keeps_its_orbital_energy_and_angular_momentum_over_three_orbits(tmp_path):
     """Two point-like bodies 50 m apart, moving relative to each other: each is a Kepler orbit of its own. Their
     specific energy v^2/2 - mu/r and angular momentum r x v (inertial, from the reference orbit's state and the body's
-    in W) stay constant to RK4's error at dt = 2 s (n dt = 2e-3: (n dt)^4 ~ 1e-11 per orbit at most; 6e-14 and 3e-14 seen;
-    bound 1e-11). A tidal force of the wrong sign or size, or a frame mix-up between W and the reference orbit, is O(1)."""
+    in W) stay constant to RK4's error at dt = 2 s (n dt = 2e-3: (n dt)^4 ~ 1e-11 per orbit at most; 6e-14 and
+    3e-14 seen; bound 1e-11). A tidal force of the wrong sign or size, or a frame mix-up between W and the reference
+    orbit, is O(1)."""
     system = free_bodies(tmp_path)
     n = LEO.mean_motion
     q, v = base_state(system, {"body0": (np.array([20.0, -30.0, 10.0]), [0, 0, 0, 1], n * np.array([5.0, -8.0, 3.0]),
