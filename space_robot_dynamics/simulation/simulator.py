@@ -192,6 +192,8 @@ class Simulator:
         self._setup_contacts()
         self._select_rhs()
         self._compiled, self.step_backend_reason = compiled_flexible_step(system, settings, self.dissipation)
+        if self.orbit is not None and self._compiled is not None:
+            self.step_backend_reason = "in orbit (docs/orbit.md sec. 11: the compiled step has no orbit yet)"
         # Actuator commands travel as one vector: arm joints then wheels.
         self._n_arm = len(system.arm_joints)
         self._n_actuated = self._n_arm + len(system.wheel_joints)
