@@ -6,9 +6,9 @@
     report.key_values()                           # [(key, value string)], for diagnostic_msgs/KeyValue
 
 Stable API (used by the monitor node): HolonomyMonitor(system, settings), HolonomyMonitor.from_yaml(path,
-system=None), .update(t, q, v, attached=None, body_wrenches=None) -> MonitorReport, .attached, .reset(), MonitorReport fields
-below and MonitorReport.key_values(). Inputs: t in s (strictly increasing), q (nq,) and v (nv,) in the
-SystemModel's Pinocchio convention (free-flyer twists in the base frame). Bad input raises CommandError.
+system=None), .update(t, q, v, attached=None, body_wrenches=None) -> MonitorReport, .attached, .reset(),
+MonitorReport fields below and MonitorReport.key_values(). Inputs: t in s (strictly increasing), q (nq,) and v (nv,)
+in the SystemModel's Pinocchio convention (free-flyer twists in the base frame). Bad input raises CommandError.
 
 What each figure means (docs/holonomy.md has one paragraph and the equation for each):
 - momentum residual: change of the total linear momentum p and of the angular momentum L about the centre
