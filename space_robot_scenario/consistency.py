@@ -83,10 +83,11 @@ def check_orbit_model(model: ModelConfig, sensors, source: str | None) -> None:
     read rates and attitudes relative to the world frame, which in orbit turns: not modelled yet)."""
     for k, sub in enumerate(model.subtrees):
         if sub.base_joint != "free_flyer" or sub.mount_frame or any(sub.mount_xyz) or any(sub.mount_rpy):
+            mount = f"mount xyz {[float(x) for x in sub.mount_xyz]} rpy {[float(x) for x in sub.mount_rpy]}"
             raise ConfigError(f"subtrees[{k}].base_joint", f"subtree {sub.name!r} is held to the world frame "
-                              f"({sub.base_joint}, mount {list(sub.mount_xyz)} {list(sub.mount_rpy)}"
-                              f"{' on ' + sub.mount_frame if sub.mount_frame else ''}): in orbit every subtree must "
-                              "float on a free_flyer at the world's origin (the orbit: section)", source)
+                              f"({sub.base_joint} base, {mount}{' on ' + sub.mount_frame if sub.mount_frame else ''})"
+                              ": in orbit every subtree must float on a free_flyer at the world's origin (the orbit: "
+                              "section)", source)
     if any(model.gravity):
         raise ConfigError("gravity", f"{list(model.gravity)} m/s^2: in orbit the central body's gravity acts "
                                      "(the orbit: section); the model's uniform gravity must be zero", source)

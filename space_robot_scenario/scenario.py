@@ -184,7 +184,7 @@ def _read_sections(reader: ConfigReader, given: list[Override], own: list[Overri
     orbit = read_orbit(reader.sub("orbit")) if reader.raw("orbit", None) is not None else None
     if orbit is not None:
         with blamed(list(files["model"].overrides)):
-            check_orbit_model(model, sensors, reader.source)
+            check_orbit_model(model, sensors, files["model"].reader.source)
     state_source = read_state_source(reader)
     with blamed(list(files["model"].overrides)):
         check_state_source(state_source, sensors, estimators, model, reader.source)
