@@ -124,7 +124,7 @@ class Observation:
     q: np.ndarray
     v: np.ndarray
     bases: dict                 # subtree name -> BaseState
-    momentum: MomentumState
+    momentum: MomentumState     # world frame; in orbit the free-falling frame W's (orbit.* has the inertial one)
     arm_torque: np.ndarray      # N m applied after limits, arm_joints order
     wheel_torque: np.ndarray    # N m applied after limits, wheel_joints order
     saturated: np.ndarray       # bool, arm joints then wheels: command altered by a limit
@@ -784,7 +784,8 @@ class Simulator:
 
     def momentum_about(self, point) -> tuple[np.ndarray, np.ndarray]:
         """(p, L_P) of the whole system at the current state: total linear momentum (kg m/s) and angular momentum
-        about the world point `point` (m) (kg m^2/s), both in the world frame (system_momentum.py)."""
+        about the world point `point` (m) (kg m^2/s), both in the world frame (system_momentum.py); in orbit in the
+        free-falling frame W (orbital_environment.py; momentum_balance() has the inertial momentum)."""
         s = self.state
         return momentum_about_point(self.model, self._obs_data, s.q, s.v, point)
 
