@@ -50,10 +50,9 @@ class TidalWrenches:
         # moves[i, k]: coordinate i of v moves body k (k's joint is i's joint or below it)
         self.moves = np.zeros((model.nv, len(self.joints)))
         for k, j in enumerate(self.joints):
-            for i in range(model.nv):
-                joint = model.joints[j]
-                if joint.idx_v <= i < joint.idx_v + joint.nv or i in _support_columns(model, j):
-                    self.moves[i, k] = 1.0
+            joint = model.joints[j]
+            for i in _support_columns(model, j) | set(range(joint.idx_v, joint.idx_v + joint.nv)):
+                self.moves[i, k] = 1.0
         self.force = self.torque = self.com = self.moment = None
         self.generalized_force = np.zeros(model.nv)
 
