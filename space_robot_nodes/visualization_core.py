@@ -12,7 +12,7 @@ attitude setpoint and the arm's trajectory goals. Publishes, in the world frame 
   - ns `goal`: the end effector's pose at the last trajectory goal (its last point, bus where it was then);
   - ns `orbit` (in orbit, docs/orbit.md sec. 6): the LVLH axes at the reference point, labelled, the direction to the
     central body's centre and the orbital velocity's, and the bus thrusters' commanded force at the bus (the
-    station keeping's), labelled in N;
+    station keeping's, as the dynamics node applied it), labelled in N;
 - visualization/end_effector_path (nav_msgs/Path) at `path_rate`: where the end effector has been;
 - visualization/planned_end_effector_path (nav_msgs/Path, latched), once per trajectory goal: the end effector along
   the reference the controller will follow (the controller's own trajectory follower, ServicerController.
@@ -104,7 +104,7 @@ def build_visualization(types: MessageTypes, system: SystemModel, scenario) -> V
     return VisualizationCore(types, system, dataclasses.replace(config, end_effector_frame=end_effector), controller,
                              bus, config.joint_states or dynamics.throttled_joint_states,
                              config.odometry if config.odometry is not None else dynamics.throttled_odometry,
-                             dynamics.throttled_flexible_modes, scenario.orbit, dynamics.base_thrusters_command)
+                             dynamics.throttled_flexible_modes, scenario.orbit, dynamics.base_thrusters_applied)
 
 
 def arm_tip_frame(system: SystemModel) -> str:
@@ -122,9 +122,9 @@ class VisualizationCore(NodeCore):
     def __init__(self, types: MessageTypes, system: SystemModel, config: VisualizationNodeConfig,
                  controller: ServicerController | None, bus_subtree: str | None, joint_states: str,
                  odometry: dict, flexible_modes: str = "flexible_modes_throttle", orbit=None,
-                 thrusters_command: str = "base_thrusters/command"):
-        """`orbit`: the scenario's OrbitConfig (None: free space); `thrusters_command`: the thrusters' command topic
-        (models with base thrusters), drawn at the bus."""
+                 thrusters_applied: str = "base_thrusters/applied"):
+        """`orbit`: the scenario's OrbitConfig (None: free space); `thrusters_applied`: the dynamics node's applied
+        thrust (models with base thrusters; 50 Hz with the throttled state, not the 1 kHz command), drawn at the bus."""
         super().__init__(types)
         self.system, self.config, self.controller = system, config, controller
         model = system.model
@@ -182,8 +182,8 @@ class VisualizationCore(NodeCore):
         if system.base_thrusters is not None:
             self._thrust_subtree = system.subtree(system.base_thrusters.config.subtree)
             self._thrust_limits = (system.base_thrusters.config.max_force, system.base_thrusters.config.max_torque)
-            self._thrust_topic = thrusters_command
-            self.add_subscription(thrusters_command, cv.WRENCH_STAMPED, self.on_thrust, latest_only=True)
+            self._thrust_topic = thrusters_applied
+            self.add_subscription(thrusters_applied, cv.WRENCH_STAMPED, self.on_thrust, latest_only=True)
         self.add_publication(topics.markers, MARKER_ARRAY)
         self.add_publication(topics.static_markers, MARKER_ARRAY, transient_local=True)
         self.add_publication(topics.end_effector_path, PATH)

@@ -103,11 +103,11 @@ def readme_topics() -> list[dict]:
         source, _, sinks = flow.partition("->")
         rows.append({"topics": topics, "types": types, "latched": "transient-local" in type_cell,
                      "from": _nodes_named(source), "to": _nodes_named(sinks),
-                     # a row marked "(flexible models)", "(flexible links)", "(models with `base_thrusters`)" or
-                     # "(models with `sensors`...": not in the default graph (a rigid servicer, no thrusters, no
-                     # sensors)
+                     # a row marked "(flexible models)", "(flexible links)", "(models with `base_thrusters`)",
+                     # "(models with `sensors`..." or "(in orbit)": not in the default graph (a rigid servicer in
+                     # free space, no thrusters, no sensors)
                      "not_in_default": "(flexible" in flow or "(models with `base_thrusters`)" in flow
-                     or "(models with `sensors`" in flow})
+                     or "(models with `sensors`" in flow or "(in orbit)" in flow})
     return rows
 
 
