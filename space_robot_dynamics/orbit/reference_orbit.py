@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from .central_body_gravity import j2_acceleration, point_mass
 from .orbit_config import OrbitConfig
@@ -87,6 +86,9 @@ class ReferenceOrbit:
         if t < t0:                          # backwards: from the start again (the state is kept only forwards)
             t0, y0 = 0.0, np.concatenate((self.r0, self.v0))
         if t > t0:
+            # imported here: scipy.integrate costs every run's start-up ~0.15 s, and only J2 needs it
+            from scipy.integrate import solve_ivp
+
             config = self.config
             solution = solve_ivp(lambda _t, y: np.concatenate((y[3:], gravity(config, y[:3]))), (t0, t), y0,
                                  method="DOP853", rtol=_J2_RTOL, atol=_J2_ATOL)
