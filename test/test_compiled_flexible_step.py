@@ -185,9 +185,30 @@ def test_coupling_across_branches_falls_back_to_a_dense_factorization():
     assert list(compiled.reduced_parents(model, T)) == list(range(-1, nv - 2))
 
 
-def test_why_the_python_step_runs():
+@pytest.mark.compiled_step
+def test_rigid_model_compiled_follows_the_python_step():
+    """A rigid model (servicer and free target, nv 22) takes the compiled step too: plain aba in the same RKMK4, the
+    Python step (ManifoldRK4 with Simulator._aba) its oracle; bounds as the flexible model's from rest (module
+    docstring), from an excited state as there (round-off growth, 10x the Python path's own)."""
     rigid = SystemModel(load_model_config("config/models/servicer_target.yaml"))
-    assert "rigid" in Simulator(rigid).step_backend_reason
+    errors, (fast, oracle) = compare(rigid)
+    print(f"\nrigid, from rest: {errors}")
+    assert max(errors.values()) <= 1e-9
+    assert np.abs(oracle.state.v).max() > 1.0       # the run moved
+    assert fast.observe().actuator_work == pytest.approx(oracle.observe().actuator_work, rel=1e-9)
+    q0, v0 = excited_state(rigid)
+    nudged = v0 * (1.0 + 1e-15 * np.random.default_rng(5).standard_normal(len(v0)))
+    sims = [Simulator(rigid, SimulationSettings(dt=DT, flexible_step=kind), q0, v)
+            for kind, v in (("compiled", v0), ("python", v0), ("python", nudged))]
+    assert [s.step_backend for s in sims] == ["compiled", "python", "python"]
+    fast, oracle, oracle_nudged = run(rigid, sims, steps=500)
+    errors, growth = difference(fast, oracle), difference(oracle_nudged, oracle)
+    print(f"rigid, excited: compiled - python {errors}, python nudged by 1e-15 - python {growth}")
+    for name in ("q", "v"):
+        assert errors[name] <= 10.0 * max(growth[name], 1e-15), name
+
+
+def test_why_the_python_step_runs():
     planar = build_model(load_model_config("config/models/airbearing_testbed_flexible_joint.yaml"))
     sim = Simulator(planar, SimulationSettings(dt=5e-5))       # its springs need dt <= 9.9e-5 s
     assert sim.step_backend == "python" and "servicer_base_joint" in sim.step_backend_reason   # planar

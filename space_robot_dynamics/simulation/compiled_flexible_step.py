@@ -1,5 +1,6 @@
 """The compiled RKMK4 step of a flexible model (native/flexible_step.cpp), used by Simulator.step in place of
-ManifoldRK4.step with Simulator._flexible_rhs (docs/flexibility.md sec. 12).
+ManifoldRK4.step with Simulator._flexible_rhs (docs/flexibility.md sec. 12); of a rigid model too (no elastic
+terms: ManifoldRK4.step with Simulator._aba), in free flight without joint dissipation and external wrenches.
 
 Why compiled: the flexible step's Python floor is its ~40 numpy and Pinocchio calls per right-hand side; with
 Pinocchio's own crba + rnea at 9.7 us per right-hand side on the servicer (nv 41), no Python arrangement reaches
@@ -146,12 +147,12 @@ class CompiledFlexibleStep:
     """`step(tau, q0, v0, z0, dt, dissipated)` -> (q, y, dq, finite): ManifoldRK4.step with Simulator._flexible_rhs
     under the generalized command tau (nv), for a model without joint dissipation and external wrenches.
 
-    `flexibility` gives the elastic terms (selected_q, selected_v, K, C, f0: Flexibility), `coordinates` the
-    dependent ones (None or trivial: aba)."""
+    `flexibility` gives the elastic terms (selected_q, selected_v, K, C, f0: Flexibility; None for a rigid model:
+    no elastic terms, the RKMK4 step of plain aba), `coordinates` the dependent ones (None or trivial: aba)."""
 
     name = "compiled"
 
-    def __init__(self, model: pin.Model, flexibility: Flexibility, coordinates: CoordinateMap | None):
+    def __init__(self, model: pin.Model, flexibility: Flexibility | None, coordinates: CoordinateMap | None):
         library, error = load()
         if library is None:
             raise RuntimeError(error)
@@ -170,11 +171,16 @@ class CompiledFlexibleStep:
             values = np.ascontiguousarray(coordinates.T[rows, columns])
             nr = coordinates.nr
             parents = reduced_parents(model, coordinates.T)
-        selected_q = np.ascontiguousarray(flexibility.selected_q, dtype=np.intc)
-        selected_v = np.ascontiguousarray(flexibility.selected_v, dtype=np.intc)
-        K = np.ascontiguousarray(flexibility.K, dtype=float)
-        C = np.ascontiguousarray(flexibility.C, dtype=float)
-        f0 = np.ascontiguousarray(flexibility.f0, dtype=float)
+        if flexibility is None:          # a rigid model: no elastic terms
+            selected_q = selected_v = np.zeros(0, dtype=np.intc)
+            K = C = np.zeros((0, 0))
+            f0 = np.zeros(0)
+        else:
+            selected_q = np.ascontiguousarray(flexibility.selected_q, dtype=np.intc)
+            selected_v = np.ascontiguousarray(flexibility.selected_v, dtype=np.intc)
+            K = np.ascontiguousarray(flexibility.K, dtype=float)
+            C = np.ascontiguousarray(flexibility.C, dtype=float)
+            f0 = np.ascontiguousarray(flexibility.f0, dtype=float)
         # eq. 14's projection of the dependent coordinates
         projection = [np.zeros(0, dtype=np.intc)] * 4 + [np.zeros((0, 0))] if trivial else \
             [np.ascontiguousarray(a, dtype=np.intc) for a in (coordinates.dependent_q, coordinates.dependent_v,
@@ -237,10 +243,10 @@ class CompiledFlexibleStep:
 
 
 def compiled_flexible_step(system: SystemModel, settings, dissipation) -> tuple[CompiledFlexibleStep | None, str]:
-    """(the compiled step for this simulation, "") or (None, why not): only a flexible model, the rk4 integrator,
-    `flexible_step: compiled`, no joint dissipation, joints the library knows, and a built library."""
-    if system.flexibility is None:
-        return None, "a rigid model: the Python step (aba) is already at its Pinocchio floor"
+    """(the compiled step for this simulation, "") or (None, why not): the rk4 integrator, `flexible_step: compiled`,
+    no joint dissipation, joints the library knows, and a built library. A rigid model too: its RKMK4 step of four
+    aba is ~45 % of the Python step's cost (~20 against ~40 us on the servicer, nv 22: the Python step's ~40 numpy
+    and Pinocchio calls, bench/bench_step.py), and the step is a third to a half of a whole graph's tick."""
     reasons = []
     if settings.flexible_step != "compiled":
         reasons.append(f"simulation.flexible_step is {settings.flexible_step!r}")
