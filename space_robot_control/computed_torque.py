@@ -142,13 +142,15 @@ class FreeFloatingComputedTorque:
 
 class ComputedTorqueStep:
     """Eqs. (1), (2), (4), (5) for one control step: one crba, one nonLinearEffects, and one LAPACK call
-    (dposv: Cholesky factorization of M_pp and solve with 1 + len(forced_v) right-hand sides).
+    (dposv: Cholesky factorization of M_pp and solve with 2 + len(forced_v) right-hand sides).
 
     dynamics: the split into controlled and passive coordinates (and the model). forced_v: v indices of the
     passive coordinates on which forces are applied (the wheels); observed_v: v indices of passive
     coordinates whose acceleration is to be cancelled (the bus rotation), ordered last in the elimination
     for eq. (5). Use: solve(q, v, a_c), then cancelling_force() and torque(forces), which refer to the
-    state of the last solve().
+    state of the last solve(). After solve(), `accelerations(forces, scale)` and `scale(alpha)` take the controlled
+    accelerations as alpha a_c (the grasp-wrench limiter's scaling) from the same factorization: eq. (4) is affine
+    in a_c, u(alpha) = (1 - alpha) u_0 + alpha u with u_0 = M_pp^-1 h_p, the last right-hand side of the solve.
     """
 
     def __init__(self, dynamics: FreeFloatingComputedTorque, forced_v=(), observed_v=()):
@@ -167,15 +169,19 @@ class ComputedTorqueStep:
         self._observed = slice(self._n_p - len(observed), self._n_p)
         self._lower = np.tril(np.ones((len(observed), len(observed))))   # dposv leaves M_pp above the diagonal
         self._L_oo = np.zeros((len(observed), len(observed)))
-        # Right-hand sides [h_p + M_pc a_c | unit columns of the forced coordinates], Fortran order for LAPACK.
-        self._rhs = np.zeros((self._n_p, 1 + len(forced)), order="F")
+        # Right-hand sides [h_p + M_pc a_c | unit columns of the forced coordinates | h_p], Fortran order for LAPACK.
+        self._rhs = np.zeros((self._n_p, 2 + len(forced)), order="F")
         position = {int(i): k for k, i in enumerate(order)}
         for j, i in enumerate(forced):
             self._rhs[position[int(i)], 1 + j] = 1.0
         self._rhs_drift = self._rhs[:, 0]           # a contiguous view (Fortran order)
+        self._rhs_bias = self._rhs[:, -1]
+        self._forces = slice(1, 1 + len(forced))
         self._acceleration = np.zeros(nv)          # a_c on the controlled coordinates, zero on the passive ones
-        self._weights = np.zeros(1 + len(forced))  # a_p = [u | M_pp^-1 E_f] [-1; forces]
+        self._weights = np.zeros(2 + len(forced))  # a_p = [u | M_pp^-1 E_f | u_0] [-alpha; forces; alpha - 1]
         self._weights[0] = -1.0
+        self._alpha = 1.0
+        self._bias = np.zeros(nv)                  # h
         self._factor = np.zeros((0, 0))
         self._solution = np.zeros((self._n_p, self._rhs.shape[1]))
         self._coupling = np.zeros((len(controlled), self._n_p))     # M_cp
@@ -187,15 +193,19 @@ class ComputedTorqueStep:
         model, data = self.model, self.data
         M = pin.crba(model, data, q)
         drift = pin.nonLinearEffects(model, data, q, v)      # a new array: h, then M [0; a_c] + h
+        self._bias = drift.copy()
         acceleration = self._acceleration
         acceleration[self._controlled] = controlled_acceleration
         drift += M.dot(acceleration)          # passive rows: h_p + M_pc a_c; controlled rows: h_c + M_cc a_c
         self._drift = drift
+        self._alpha = 1.0
+        self._weights[0], self._weights[-1] = -1.0, 0.0
         blocks = M.take(self._blocks)
         n_p = self._n_p
         self._coupling = blocks[n_p:]
         if n_p:
             self._rhs_drift[...] = drift[self._passive]
+            self._rhs_bias[...] = self._bias[self._passive]
             # M_pp is symmetric: its transpose is the same matrix in the Fortran order LAPACK works in place on.
             self._factor, self._solution, info = _dposv(blocks[:n_p].T, self._rhs, 1, 1)   # lower, overwrite_a
             if info:
@@ -220,8 +230,32 @@ class ComputedTorqueStep:
         coordinates), with `forces` (order of forced_v; None: zero) acting on the forced coordinates and none
         on the other passive ones: a_p = [u | M_pp^-1 E_f] [-1; forces] by eq. (4)."""
         weights = self._weights
-        weights[1:] = 0.0 if forces is None else forces
-        return self._coupling.dot(self._solution.dot(weights)) + self._drift[self._controlled]
+        weights[self._forces] = 0.0 if forces is None else forces
+        drift = self._drift[self._controlled]
+        if self._alpha != 1.0:                # h_c + alpha M_cc a_c
+            bias = self._bias[self._controlled]
+            drift = bias + self._alpha * (drift - bias)
+        return self._coupling.dot(self._solution.dot(weights)) + drift
+
+    def scale(self, alpha: float) -> None:
+        """From now until the next solve(), the controlled accelerations are alpha a_c (torque() and
+        accelerations() at alpha 1 then give alpha's): eq. (4) at alpha a_c without a new factorization."""
+        self._alpha = float(alpha)
+        self._weights[0], self._weights[-1] = -self._alpha, self._alpha - 1.0
+
+    def accelerations(self, forces: np.ndarray | None = None, alpha: float = 1.0) -> np.ndarray:
+        """The full acceleration vector (nv, model order) for the controlled accelerations alpha a_c of the last
+        solve() and `forces` (order of forced_v) on the forced coordinates: a_c scaled on the controlled ones,
+        a_p of eq. (4) on the passive ones."""
+        weights = np.zeros(len(self._weights))
+        weights[0], weights[-1] = -alpha, alpha - 1.0
+        if forces is not None:
+            weights[self._forces] = forces
+        a = np.zeros(self.model.nv)
+        a[self._controlled] = alpha * self._acceleration[self._controlled]
+        if self._n_p:
+            a[self._passive] = self._solution.dot(weights)
+        return a
 
 
 def _passive_subset(v_indices, passive: np.ndarray, field: str) -> np.ndarray:

@@ -21,7 +21,7 @@ import math
 import numpy as np
 import pinocchio as pin
 
-from .computed_torque import FreeFloatingComputedTorque
+from .computed_torque import ComputedTorqueStep, FreeFloatingComputedTorque
 
 
 def largest_scale(start: np.ndarray, change: np.ndarray, limit: float) -> float:
@@ -64,7 +64,8 @@ class GraspWrenchLimiter:
 
     def scale(self, q: np.ndarray, v: np.ndarray, controlled_acceleration: np.ndarray,
               wheel_torque: np.ndarray) -> float:
-        """alpha of the module docstring for a_c* and the wheel torques (order of the limiter's wheel_v)."""
+        """alpha of the module docstring for a_c* and the wheel torques (order of the limiter's wheel_v), from the
+        reduced dynamics at (q, v) (computed_torque.py eqs. 1-3: a factorization of its own)."""
         reduced = self.dynamics.reduce(q, v)
         passive_force = np.zeros(len(self.dynamics.passive))
         passive_force[self._wheel_rows] = wheel_torque
@@ -73,8 +74,19 @@ class GraspWrenchLimiter:
             a = np.zeros(self.model.nv)
             a[self.dynamics.controlled] = a_c
             a[self.dynamics.passive] = reduced.passive_acceleration(a_c, passive_force)
-            ends.append(self.wrench(q, v, a))
-        start, change = ends[0], ends[1] - ends[0]
+            ends.append(a)
+        return self._largest_scale(q, v, *ends)
+
+    def scale_step(self, q: np.ndarray, v: np.ndarray, step: ComputedTorqueStep, wheel_torque: np.ndarray) -> float:
+        """scale() for the a_c* of `step`'s last solve() at (q, v) (same dynamics, forced_v the limiter's wheel_v),
+        from that solve's factorization: the controller's path, one crba and one Cholesky per update."""
+        forces = wheel_torque if len(wheel_torque) else None
+        return self._largest_scale(q, v, step.accelerations(forces, 0.0), step.accelerations(forces, 1.0))
+
+    def _largest_scale(self, q: np.ndarray, v: np.ndarray, at_zero: np.ndarray, at_full: np.ndarray) -> float:
+        """alpha from the accelerations of the joined model at alpha = 0 and 1 (eq. 1 is affine in alpha)."""
+        start = self.wrench(q, v, at_zero)
+        change = self.wrench(q, v, at_full) - start
         alpha = min(largest_scale(start[:3], change[:3], self.force_limit),
                     largest_scale(start[3:], change[3:], self.torque_limit))
         self.scale_applied = alpha

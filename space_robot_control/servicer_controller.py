@@ -196,6 +196,7 @@ class ServicerController:
         self._wheel_speeds = itemgetter(wheels) if isinstance(wheels, slice) else itemgetter(*wheels.tolist())
         self._q_shape, self._v_shape = (self._input_shape[0],), (self._input_shape[1],)
         self._no_acceleration = np.zeros(0)                  # the controlled accelerations with tracking off
+        self._no_wheels = np.zeros(0)                        # the limiter's wheel torques without attitude hold
         self._idle_arm = np.zeros(n_arm)
         self._idle_arm.flags.writeable = False               # shared by the outputs of updates without tracking
         self._idle_wheels = np.zeros(len(self.wheel_joints))
@@ -479,10 +480,9 @@ class ServicerController:
             wheel_torque, angle, torque_sat, speed_sat = self._idle_wheels, float("nan"), False, self._no_wheel_flags
 
         if capture is not None and capture.limiter is not None and self.tracking:     # grasp_wrench_limit.py
-            a_star = reference[self._a_star]
-            alpha = capture.limiter.scale(q, v, a_star, wheel_torque if attitude is not None else np.zeros(0))
+            alpha = capture.limiter.scale_step(q, v, step, wheel_torque if attitude is not None else self._no_wheels)
             if alpha < 1.0:
-                step.solve(q, v, alpha * a_star)
+                step.scale(alpha)
         if self.tracking:
             demanded = step.torque(None if attitude is None else wheel_torque)
             if self.vibration is not None:
@@ -570,7 +570,10 @@ class CaptureMode:
             self.rate_damping = False
             self.rate_damping_ended = t
             return
-        attitude.set_setpoint(bus_orientation / np.linalg.norm(bus_orientation))
+        # the bus orientation of a checked state (finite, unit to round-off): set_setpoint's checks skipped, its
+        # normalization kept (the same arithmetic, bit for bit)
+        quat = bus_orientation / np.linalg.norm(bus_orientation)
+        attitude.setpoint = quat / float(np.linalg.norm(quat))
 
 
 def _finite_time(t) -> float:

@@ -67,6 +67,32 @@ def test_the_joined_model_is_the_constrained_system(servicer_target, config):
         np.linalg.norm(limiter.predicted[:3]) == pytest.approx(config.capture.force_limit, rel=1e-9)
 
 
+def test_limiter_from_the_controller_factorization_matches_the_reduced_dynamics(servicer_target, config):
+    """The controller's path (GraspWrenchLimiter.scale_step: the ComputedTorqueStep's own Cholesky, eq. 4 affine in
+    alpha) against the limiter's reference path (scale: the reduced dynamics of computed_torque.py eqs. 1-3, a
+    factorization of its own), and the scaled torque against a new solve at alpha a_c*: equal to round-off (bound
+    1e-10 relative; measured ~1e-15), on the binding first updates after the grasp."""
+    sim, controller = grasped(servicer_target, config)
+    joined = controller._joined
+    limiter, step = joined.capture.limiter, joined._step
+    s = sim.state
+    out = controller.update(s.t, s.q, s.v)
+    q, v = joined.control_model.state(*joined._checked_state(s.q, s.v))
+    a_star = out.desired_accelerations
+    step.solve(q, v, a_star)
+    alpha = limiter.scale_step(q, v, step, out.wheel_torque)
+    predicted = limiter.predicted.copy()
+    assert 0.0 < alpha < 1.0                            # binding: the scaled branch is exercised
+    assert limiter.scale(q, v, a_star, out.wheel_torque) == pytest.approx(alpha, rel=1e-10)
+    assert np.allclose(limiter.predicted, predicted, rtol=0, atol=1e-10 * np.abs(predicted).max())
+    step.scale(alpha)
+    scaled = step.torque(out.wheel_torque)
+    step.solve(q, v, alpha * a_star)
+    resolved = step.torque(out.wheel_torque)
+    assert np.allclose(scaled, resolved, rtol=0, atol=1e-10 * np.abs(resolved).max())
+    assert not np.allclose(scaled, step.torque(None), rtol=0, atol=1e-6)      # the wheel torques matter
+
+
 @pytest.mark.slow
 def test_detumble_closed_loop(servicer_target, config):
     """The stack tumbling at 0.36 deg/s (the angular momentum of the 300 kg m^2 target at 2 deg/s, ~10 N m s:
