@@ -10,18 +10,27 @@ before NumPy loads. The window left is Python's own start-up, before this module
 """
 from __future__ import annotations
 
+import os
 from importlib import import_module
 
 from space_robot_runtime.interruption import Interruption
 
+# OpenBLAS threads per process (docs/performance.md): one. Every matrix of a run is at most nv x nv (41 x 41), where
+# BLAS threads never pay and a threaded OpenBLAS (NumPy 1.26's) keeps its threads spinning after each call, on the
+# core a second campaign worker needs. Set before NumPy loads; a user's own setting wins. Ray's and the process
+# pool's workers inherit it from the campaign's process.
+BLAS_THREADS = "1"
 
-def _launch(module: str, function: str) -> int:
+
+def _launch(module: str, function: str, single_blas_thread: bool = False) -> int:
     interruption = Interruption().hold()          # to the process's end: its exit is the last instruction
+    if single_blas_thread:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", BLAS_THREADS)
     return getattr(import_module(module), function)(interruption=interruption)
 
 
 def space_robot_sim() -> int:
-    return _launch("space_robot_runtime.cli", "sim_main")
+    return _launch("space_robot_runtime.cli", "sim_main", single_blas_thread=True)
 
 
 def space_robot_plot() -> int:
@@ -33,4 +42,4 @@ def space_robot_identify() -> int:
 
 
 def space_robot_campaign() -> int:
-    return _launch("space_robot_campaign.cli", "main")
+    return _launch("space_robot_campaign.cli", "main", single_blas_thread=True)
