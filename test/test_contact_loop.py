@@ -70,6 +70,36 @@ def test_both_routes_match_an_independent_kkt_on_random_states(servicer_target, 
         assert np.allclose(loop.force, force_ref, rtol=0, atol=RTOL * np.abs(force_ref).max())
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_with_external_wrenches_both_routes_agree(servicer_target, seed):
+    """External wrenches on the bus (a thruster, local) and on the target: the fast route (constraintDynamics under
+    tau + sum J^T f) against the explicit one (rnea's f_ext in the bias), accelerations and lambda to RTOL; the fast
+    route leaves the joint velocities at (q, v) in data (the wrenches' power reads them) and the wrench moves the
+    result (the check is not empty)."""
+    rng = np.random.default_rng(seed)
+    model = servicer_target.model
+    loop, q, v, tau = random_loop(servicer_target, rng)
+    fext = pin.StdVec_Force()
+    for _ in range(model.njoints):
+        fext.append(pin.Force.Zero())
+    for name in ("base_link", "target/grapple_frame"):
+        joint = model.frames[model.getFrameId(name)].parentJoint
+        fext[joint] = pin.Force(rng.normal(0.0, 20.0, 3), rng.normal(0.0, 5.0, 3))
+    results = {}
+    for fast in (True, False):
+        loop.fast = fast
+        data = model.createData()
+        a = loop.acceleration(data, q, v, tau, fext)
+        results[fast] = (a, loop.force.copy(), [data.v[j].vector.copy() for j in range(1, model.njoints)])
+    loop.fast = True
+    a_free = loop.acceleration(model.createData(), q, v, tau)
+    (a_fast, f_fast, v_fast), (a_ref, f_ref, v_ref) = results[True], results[False]
+    assert np.allclose(a_fast, a_ref, rtol=0, atol=RTOL * np.abs(a_ref).max())
+    assert np.allclose(f_fast, f_ref, rtol=0, atol=RTOL * np.abs(f_ref).max())
+    assert np.allclose(np.concatenate(v_fast), np.concatenate(v_ref), rtol=0, atol=1e-14 * np.abs(v).max())
+    assert np.abs(a_free - a_ref).max() > 1e-3 * np.abs(a_ref).max()
+
+
 def test_the_multiplier_is_the_wrench_of_the_target_on_the_hand(servicer_target):
     """From rest, a force pushes the target's centre of mass: the servicer's only outside force is the target's
     wrench on the hand, so its linear momentum changes at the rate lambda's force (in world axes), and its angular

@@ -21,7 +21,9 @@ target exerts on the hand at the grasp (the target feels -lambda).
 
 Two routes to the same accelerations and lambda (checked against each other and against a KKT system assembled
 from CRBA and frame Jacobians in test_contact_loop.py):
-- rigid model, no external wrench: Pinocchio's `constraintDynamics` with the CONTACT_6D model (the fast path);
+- a model without coupling rows (rigid): Pinocchio's `constraintDynamics` with the CONTACT_6D model (the fast
+  path); external wrenches enter as their generalized force sum_j J_j^T f_j = h(q, v) - rnea(q, v, 0, f_ext) (two
+  Pinocchio calls; the thrusters of a grasped servicer);
 - otherwise: explicit_constraints.py with the rows (1)-(2) read from Pinocchio's kinematics (external wrenches
   through rnea's f_ext; a flexible model's coupling rows appended).
 """
@@ -59,6 +61,7 @@ class LoopClosure:
             self._prox = pin.ProximalSettings(1e-12, 0.0, 1)    # mu = 0, one iteration: the exact KKT solve
             self._prepared = None          # the data constraintDynamics was initialized for (held: ids get reused)
         self.force = np.zeros(6)      # lambda of the last acceleration() call (N, N m; frame c1)
+        self._zero_v = np.zeros(model.nv)
 
     @classmethod
     def closed_at(cls, model: pin.Model, data: pin.Data, q: np.ndarray, joint1: int, placement1: pin.SE3,
@@ -72,7 +75,11 @@ class LoopClosure:
     def acceleration(self, data: pin.Data, q: np.ndarray, v: np.ndarray, tau: np.ndarray, fext=None) -> np.ndarray:
         """a (nv, a new array) of the constrained system under the generalized forces tau and the external
         wrenches fext (Pinocchio joint forces or None); lambda into self.force."""
-        if self.fast and fext is None:
+        if self.fast:
+            if fext is not None:      # + sum_j J_j^T f_j = h - rnea(q, v, 0, f_ext) (module docstring); rnea last:
+                # it leaves the joint velocities at (q, v) in data, which constraintDynamics keeps (the power reads)
+                h = pin.nonLinearEffects(self.model, data, q, v).copy()
+                tau = tau + (h - pin.rnea(self.model, data, q, v, self._zero_v, fext))
             if data is not self._prepared:
                 init_constraint_dynamics(self.model, data, self._models, self._datas)
                 self._prepared = data
