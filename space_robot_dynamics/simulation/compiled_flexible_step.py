@@ -73,6 +73,13 @@ def load():
                                                      ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
                 library.sr_flexible_step.restype = ctypes.c_int
                 library.sr_flexible_step.argtypes = [ctypes.c_void_p, ctypes.c_double, ctypes.c_int]
+                library.sr_flexible_set_loop.restype = ctypes.c_int
+                library.sr_flexible_set_loop.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+                                                         ctypes.c_void_p, ctypes.c_double, ctypes.c_double,
+                                                         ctypes.c_void_p]
+                library.sr_flexible_set_wrenches.restype = None
+                library.sr_flexible_set_wrenches.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                                             ctypes.c_int]
                 _library = library
     return _library, _load_error
 
@@ -207,6 +214,10 @@ class CompiledFlexibleStep:
         self._q0, self._tau = np.zeros(self.nq), np.zeros(self.nv)
         self._q, self._dq = np.zeros(self.nq), np.zeros(self.nv)
         self._ny = None
+        self.loop = None                          # the LoopClosure held (set_loop), None in free flight
+        self.wrench_version = None                # ExternalWrenches.version last copied (set_wrenches)
+        self._force = np.zeros(6)                 # the library writes the first stage's multipliers here
+        self._fext = np.zeros((model.njoints, 6))
 
     def __reduce__(self):
         """Copies and pickles build a library object of their own (two owners of one handle would free it twice)."""
@@ -216,6 +227,39 @@ class CompiledFlexibleStep:
         handle = getattr(self, "_handle", None)
         if handle is not None and handle.value:
             self._library.sr_flexible_destroy(handle)
+
+    def set_loop(self, loop) -> None:
+        """The held grasp from the next step on (a LoopClosure on the fast route: loop_closure.py), or None."""
+        if loop is None:
+            self._library.sr_flexible_set_loop(self._handle, -1, None, -1, None, 0.0, 0.0, None)
+        else:
+            flat = [np.ascontiguousarray(np.r_[p.rotation.ravel(), p.translation]) for p in (loop.placement1,
+                                                                                           loop.placement2)]
+            if self._library.sr_flexible_set_loop(self._handle, loop.joint1, flat[0].ctypes.data, loop.joint2,
+                                                  flat[1].ctypes.data, loop.kp, loop.kd, self._force.ctypes.data):
+                raise ValueError(f"{LIBRARY_NAME}: bad loop joints {loop.joint1}, {loop.joint2}")
+        self.loop = loop
+
+    def set_wrenches(self, forces, version: int, external_rate: int | None, impulse_rate: int | None) -> None:
+        """Constant external joint forces from the next step on: [(joint, [f; n])] (Pinocchio's fext: LOCAL joint
+        frames, about the joint origins; the other joints none; None: no wrench at all); their power and resultant
+        are the rates at external_rate and impulse_rate (indices in y = [v, z], None: absent). `version`:
+        ExternalWrenches.version they come from."""
+        if forces is None or not len(forces):
+            self._library.sr_flexible_set_wrenches(self._handle, None, -1, -1)
+        else:
+            self._fext[:] = 0.0
+            for j, force in forces:
+                self._fext[j] = force
+            self._library.sr_flexible_set_wrenches(self._handle, self._fext.ctypes.data,
+                                                   -1 if external_rate is None else external_rate,
+                                                   -1 if impulse_rate is None else impulse_rate)
+        self.wrench_version = version
+
+    @property
+    def stage_force(self) -> np.ndarray:
+        """The multipliers of the last step's first stage (N, N m; frame c1), a new array."""
+        return self._force.copy()
 
     def _bind(self, ny: int) -> None:
         """The library reads and writes these buffers (their addresses are taken once: that costs ~1 us a call)."""

@@ -67,6 +67,8 @@ class ExternalWrenches:
         self._world: list[tuple[int, np.ndarray, pin.Force]] = []   # (joint, r_P in joint frame, (f, tau) world)
         self._world_joints: list[int] = []
         self._joints: list[int] = []          # joints that carry any wrench
+        self._geometry: dict[str, tuple[pin.SE3, np.ndarray]] = {}   # label -> (named frame's rotation at P, P), joint
+        self.version = 0                      # counts the changes (the compiled step copies the forces on one)
 
     def __len__(self) -> int:
         return len(self._wrenches)
@@ -101,7 +103,23 @@ class ExternalWrenches:
         wrench = ExternalWrench(frame, vectors[0], vectors[1], expressed_in, vectors[2], joint)
         for x in vectors:
             x.flags.writeable = False        # the stored wrench cannot be changed behind the forces built from it
-        self._wrenches[frame if label is None else label] = wrench
+        label = frame if label is None else label
+        placement = model.frames[frame_id].placement
+        r_point = placement.act(wrench.point)              # P in the joint frame
+        self._geometry[label] = (pin.SE3(placement.rotation, r_point), r_point)
+        self._wrenches[label] = wrench
+        self._rebuild()
+        return wrench
+
+    def replace(self, label: str, force: np.ndarray, torque: np.ndarray) -> ExternalWrench:
+        """The wrench under `label` (set before) with a new force and couple (N, N m; 3-vectors, finite: checked by
+        the caller, e.g. the thrusters' limits), frame, axes and point kept: set() without its checks and look-ups
+        (a thruster command at the control rate)."""
+        old = self._wrenches[label]
+        force, torque = np.array(force, dtype=float), np.array(torque, dtype=float)
+        force.flags.writeable = torque.flags.writeable = False
+        self._wrenches[label] = wrench = ExternalWrench(old.frame, force, torque, old.expressed_in, old.point,
+                                                        old.joint_id)
         self._rebuild()
         return wrench
 
@@ -109,25 +127,25 @@ class ExternalWrenches:
         """Remove the wrench with that label, or every wrench (None). An unknown label is a CommandError."""
         if label is None:
             self._wrenches.clear()
+            self._geometry.clear()
         elif label in self._wrenches:
             del self._wrenches[label]
+            del self._geometry[label]
         else:
             raise CommandError(f"{_FIELD}.label", f"no wrench labelled {label!r} (have {list(self._wrenches)})")
         self._rebuild()
 
     def _rebuild(self) -> None:
         """Constant parts per joint and the list of world-frame wrenches, from the stored wrenches."""
-        model = self.model
         for j in self._joints:                # joints no longer loaded must read zero again
             self._forces[j] = pin.Force.Zero()
         constant: dict[int, pin.Force] = {}
         world = []
-        for w in self._wrenches.values():
-            frame = model.frames[model.getFrameId(w.frame)]
-            r_point = frame.placement.act(w.point)           # P in the joint frame
+        for label, w in self._wrenches.items():
+            at_point, r_point = self._geometry[label]
             part = pin.Force.Zero()
             if w.expressed_in == "local":
-                part = pin.SE3(frame.placement.rotation, r_point).act(pin.Force(w.force, w.torque))
+                part = at_point.act(pin.Force(w.force, w.torque))
             else:
                 world.append((w.joint_id, r_point, pin.Force(w.force, w.torque)))
             constant[w.joint_id] = constant.get(w.joint_id, pin.Force.Zero()) + part
@@ -137,6 +155,17 @@ class ExternalWrenches:
         self._joints = sorted(constant)
         for j, force in constant.items():
             self._forces[j] = force
+        self.version += 1
+
+    @property
+    def constant(self) -> bool:
+        """No world-frame wrench: joint_forces() does not depend on q."""
+        return not self._world
+
+    def loaded_joint_forces(self, q: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        """[(joint, fext_j as [f; n])] of the joints that carry a wrench, at q (joint_forces' nonzero entries)."""
+        forces = self.joint_forces(q)
+        return [(j, forces[j].vector) for j in sorted(set(self._joints) | set(self._world_joints))]
 
     def joint_forces(self, q: np.ndarray) -> pin.StdVec_Force:
         """fext for aba at configuration q (see the module docstring). The returned vector is owned by this

@@ -48,6 +48,7 @@ from ..config_reader import ConfigReader
 from ..contact.contact_events import GRASP, RELEASE, ContactEvent
 from ..contact.explicit_constraints import ExplicitConstraintDynamics
 from ..contact.grasp import Grasp
+from ..contact.loop_closure import LoopClosure
 from ..contact.surface_contact import SurfaceContact
 from ..contact.surface_mode import SurfaceMode
 from ..errors import CommandError, SimulationDivergedError
@@ -326,11 +327,15 @@ class Simulator:
                                                  "section (model/base_thrusters.py)")
         force, torque = thrusters.check(np.zeros(3) if force is None else force,
                                         np.zeros(3) if torque is None else torque)
+        held = self._wrenches.wrenches
         if not (force.any() or torque.any()):
-            if self.THRUSTERS in self._wrenches.wrenches:
+            if self.THRUSTERS in held:
                 self._wrenches.clear(self.THRUSTERS)
             return
-        self.set_external_wrench(thrusters.base_link, force, torque, expressed_in="local", label=self.THRUSTERS)
+        if self.THRUSTERS in held:       # a new command for the wrench in place: checked above, no look-ups again
+            self._wrenches.replace(self.THRUSTERS, force, torque)
+        else:
+            self.set_external_wrench(thrusters.base_link, force, torque, expressed_in="local", label=self.THRUSTERS)
 
     # ---- contacts -------------------------------------------------------------------------------
     def command_gripper(self, closed: bool) -> None:
@@ -395,7 +400,12 @@ class Simulator:
         if self._active is None:
             return None
         s = self.state
-        self._rhs(s.q, np.concatenate((s.v, s.z)) if not self._aux_free else s.v)
+        # the constraint's forward dynamics alone (the right-hand side without its auxiliary rates, which nobody reads
+        # here): the same generalized forces as _held_rhs / _constrained_rhs
+        tau, _power, fext = self._generalized_forces(s.q, s.v)
+        if self._orbit_rates is not None:
+            tau += self._orbit_forces(s.q, np.concatenate((s.v, s.z)))
+        self._active.acceleration(self.data, s.q, s.v, tau, fext)
         return self._active.force.copy()
 
     def contact_wrench(self) -> tuple[str, np.ndarray, np.ndarray]:
@@ -546,8 +556,11 @@ class Simulator:
             s = self.state = self._contact_step_start(s)
             self._first_stage = self._active is not None
         if self._compiled_step_applies():        # the dependent coordinates come projected (eq. 14)
+            self._sync_compiled(s.q)
             q, y, dq, finite = self._compiled.step(self._tau_cmd, s.q, s.v, s.z, self._dt, self._dissipated_rate)
             v, z = (y, self._no_aux) if self._aux_free else (y[:self.model.nv], y[self.model.nv:])
+            if self._active is not None:
+                self._stage_force = self._compiled.stage_force
         else:
             if self._aux_free:
                 q, v, dq = self.integrator.step(self._rhs, s.q, s.v, self._dt)
@@ -692,14 +705,30 @@ class Simulator:
     # ---- outputs ----------------------------------------------------------------------------
     @property
     def step_backend(self) -> str:
-        """"compiled" when the flexible step runs in the compiled library (free flight, no joint dissipation and no
-        external wrench), "python" otherwise; step_backend_reason says why the library is not used ("" when it
-        is, for the steps without a contact held or an external wrench)."""
+        """"compiled" when this step runs in the compiled library (compiled_flexible_step.py: rk4, no joint
+        dissipation, not in orbit, external wrenches in local axes only, a grasp held on the fast route), "python"
+        otherwise; step_backend_reason says why the library is not used at all ("" when it is built for this
+        simulation)."""
         return "compiled" if self._compiled_step_applies() else "python"
 
+    def _sync_compiled(self, q: np.ndarray) -> None:
+        """Give the compiled step the grasp held and the external wrenches when they changed."""
+        compiled = self._compiled
+        if compiled.loop is not self._active:
+            compiled.set_loop(self._active)
+        wrenches = self._wrenches
+        if compiled.wrench_version != wrenches.version:
+            compiled.set_wrenches(wrenches.loaded_joint_forces(q) if len(wrenches) else None, wrenches.version,
+                                  self._external_rate, None if self._impulse_rate is None else self._impulse_rate.start)
+
     def _compiled_step_applies(self) -> bool:
-        """The library is there for this simulation and this step has no contact held and no external wrench."""
-        return self._compiled is not None and self._active is None and not len(self._wrenches) and self.orbit is None
+        """The library is there for this simulation, not in orbit, the external wrenches (if any) do not depend on q
+        (none in world axes), and the contact held (if any) is a grasp on the fast route without dependent
+        coordinates (loop_closure.py: Pinocchio's constraintDynamics, which the library runs too)."""
+        if self._compiled is None or self.orbit is not None or not self._wrenches.constant:
+            return False
+        active = self._active
+        return active is None or (isinstance(active, LoopClosure) and active.fast and self._reduced is None)
 
     @property
     def applied_torques(self) -> tuple[np.ndarray, np.ndarray]:

@@ -11,8 +11,10 @@
 #define BOOST_MPL_LIMIT_VECTOR_SIZE 30
 #define BOOST_FUSION_INVOKE_MAX_ARITY 12
 #if __has_include(<pinocchio/multibody.hpp>)      // Pinocchio 4
+#define SR_PINOCCHIO_4 1
 #include <pinocchio/multibody.hpp>
 #else                                             // Pinocchio 3
+#define SR_PINOCCHIO_4 0
 #include <pinocchio/multibody/model.hpp>
 #include <pinocchio/multibody/data.hpp>
 #endif
@@ -20,6 +22,8 @@
 #include <pinocchio/algorithm/crba.hpp>
 #include <pinocchio/algorithm/rnea.hpp>
 #include <pinocchio/algorithm/joint-configuration.hpp>
+#include <pinocchio/algorithm/kinematics.hpp>
+#include <pinocchio/algorithm/constrained-dynamics.hpp>
 
 #include <string>
 #include <vector>
@@ -65,8 +69,25 @@ namespace
     std::vector<Eigen::VectorXd> d, k;   // stage derivatives (ny) and pulled-back velocities (nv)
     Eigen::VectorXd y, xi, q;
     int ny = -1;
+    // A held grasp (loop_closure.py, the fast route): Pinocchio's CONTACT_6D constraint in the LOCAL frame of c1
+    // with Baumgarte gains, constraintDynamics with mu = 0 and one iteration (the exact KKT solve).
+    bool has_loop = false;
+    std::vector<pin::RigidConstraintModel> loop_models;
+    std::vector<pin::RigidConstraintData> loop_datas;
+    pin::ProximalSettings prox{1e-12, 0.0, 1};
+    double * force_out = nullptr;               // lambda of each step's first stage (6)
+    // External wrenches (external_wrenches.py), constant over the step: one spatial force per joint, LOCAL frame,
+    // about the joint origin [f; n]; their power and resultant (force, moment about the world origin, world axes)
+    // are the rates of the auxiliary states at external_rate and impulse_rate (-1: absent).
+    bool has_fext = false;
+    const double * fext_in = nullptr;
+    pin::container::aligned_vector<pin::Force> fext;
+    std::vector<int> loaded;                    // joints with a nonzero force, ascending
+    int external_rate = -1, impulse_rate = -1;
+    pin::Data * kinematics = nullptr;           // the resultant's placements at q
+    Eigen::VectorXd zero_v, bias;
 
-    ~Stepper() { delete data; }
+    ~Stepper() { delete data; delete kinematics; }
 
     // H x = b in place (b becomes x) for a symmetric positive definite H with branch-induced sparsity under the
     // parent array `parents` (H(k, l) = 0 for l < k unless l is an ancestor of k): Featherstone's LTDL
@@ -115,7 +136,18 @@ namespace
         power = rate.dot(damping);
       }
       for (int i = 0; i < ns; ++i) tau[selected_v[i]] += force[i];
-      if (!reduced)
+      if (has_loop)
+      {
+        if (has_fext)           // + sum_j J_j^T f_j = h - rnea(q, v, 0, f_ext): rnea last leaves data.v at (q, v)
+        {
+          bias = pin::nonLinearEffects(model, *data, q_, v);
+          tau += bias - pin::rnea(model, *data, q_, v, zero_v, fext);
+        }
+        out.head(nv) = pin::constraintDynamics(model, *data, q_, v, tau, loop_models, loop_datas, prox);
+      }
+      else if (has_fext)
+        out.head(nv) = pin::aba(model, *data, q_, v, tau, fext);
+      else if (!reduced)
         out.head(nv) = pin::aba(model, *data, q_, v, tau);
       else
       {
@@ -133,6 +165,20 @@ namespace
       }
       for (int i = nv; i < (int)out.size(); ++i) out[i] = 0.0;
       if (dissipated >= 0) out[dissipated] = power;
+      if (has_fext && external_rate >= 0)       // sum_j f_j . v_j, the joint velocities the pass left in data
+      {
+        double work = 0.0;
+        for (const int j : loaded) work += fext[j].dot(data->v[j]);
+        out[external_rate] = work;
+      }
+      if (has_fext && impulse_rate >= 0)        // sum_j oMi_j f_j at q
+      {
+        pin::forwardKinematics(model, *kinematics, q_);
+        pin::Force total = pin::Force::Zero();
+        for (const int j : loaded) total += kinematics->oMi[j].act(fext[j]);
+        out.segment<3>(impulse_rate) = total.linear();
+        out.segment<3>(impulse_rate + 3) = total.angular();
+      }
       return true;
     }
 
@@ -283,7 +329,61 @@ extern "C"
     s->jac.setZero(nv, nv);           // dDifference writes its diagonal blocks only: the rest stays 0
     s->xi.resize(nv);
     s->q.resize(model.nq);
+    s->kinematics = new pin::Data(model);
+    s->fext.assign(model.njoints, pin::Force::Zero());
+    s->zero_v = Eigen::VectorXd::Zero(nv);
+    s->bias.resize(nv);
     return s;
+  }
+
+  // The held grasp from now on: c1 (placement1, 12 values as the joint placements) on joint1 welded to c2 on joint2,
+  // Baumgarte gains kp (1/s^2) and kd (1/s) on all six rows (pinocchio_compat.rigid_constraint_6d); joint1 = -1
+  // releases it. `force` (6) receives the first stage's multipliers of each step. Returns 0, or 1 for a bad joint.
+  SR_EXPORT int sr_flexible_set_loop(void * handle, int joint1, const double * placement1, int joint2,
+                                     const double * placement2, double kp, double kd, double * force)
+  {
+    Stepper & s = *static_cast<Stepper *>(handle);
+    s.loop_models.clear();
+    s.loop_datas.clear();
+    s.has_loop = false;
+    if (joint1 < 0) return 0;
+    if (joint1 >= s.model.njoints || joint2 < 0 || joint2 >= s.model.njoints) return 1;
+    auto placement = [](const double * P) {
+      Eigen::Matrix3d R;
+      R << P[0], P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8];
+      return pin::SE3(R, Eigen::Vector3d(P[9], P[10], P[11]));
+    };
+    pin::RigidConstraintModel constraint(pin::CONTACT_6D, s.model, (pin::JointIndex)joint1, placement(placement1),
+                                         (pin::JointIndex)joint2, placement(placement2), pin::LOCAL);
+#if SR_PINOCCHIO_4
+    constraint.setBaumgarteCorrectorParameters(pin::BaumgarteCorrectorParametersTpl<double>(kp, kd));
+#else
+    constraint.corrector.Kp.setConstant(kp);
+    constraint.corrector.Kd.setConstant(kd);
+#endif
+    s.loop_models.push_back(constraint);
+    s.loop_datas.push_back(pin::RigidConstraintData(constraint));
+#if SR_PINOCCHIO_4
+    pin::initConstraintDynamics(s.model, *s.data, s.loop_models, s.loop_datas);
+#else
+    pin::initConstraintDynamics(s.model, *s.data, s.loop_models);
+#endif
+    s.force_out = force;
+    s.has_loop = true;
+    return 0;
+  }
+
+  // External wrenches from now on: `forces` (6 per joint, universe first, LOCAL [f; n]) read at each step; n = 0
+  // (or forces null) removes them. external_rate / impulse_rate: their places in y (-1: absent).
+  SR_EXPORT void sr_flexible_set_wrenches(void * handle, const double * forces, int external_rate, int impulse_rate)
+  {
+    Stepper & s = *static_cast<Stepper *>(handle);
+    s.fext_in = forces;
+    s.has_fext = forces != nullptr;
+    s.external_rate = external_rate;
+    s.impulse_rate = impulse_rate;
+    for (auto & f : s.fext) f.setZero();
+    s.loaded.clear();
   }
 
   SR_EXPORT void sr_flexible_destroy(void * handle) { delete static_cast<Stepper *>(handle); }
@@ -309,8 +409,21 @@ extern "C"
     s.q0 = ConstVec(s.q0_in, s.nq);
     s.y0 = ConstVec(s.y0_in, ny);
     s.tau_cmd = ConstVec(s.tau_in, nv);
+    if (s.has_fext)
+    {
+      s.loaded.clear();
+      for (int j = 0; j < s.model.njoints; ++j)
+      {
+        const double * f = s.fext_in + 6 * j;
+        s.fext[j] = pin::Force(Eigen::Vector3d(f[0], f[1], f[2]), Eigen::Vector3d(f[3], f[4], f[5]));
+        if (f[0] != 0.0 || f[1] != 0.0 || f[2] != 0.0 || f[3] != 0.0 || f[4] != 0.0 || f[5] != 0.0)
+          s.loaded.push_back(j);
+      }
+    }
     const Eigen::VectorXd & q0 = s.q0, & y0 = s.y0, & tau_cmd = s.tau_cmd;
     if (!s.rhs(q0, y0, tau_cmd, dissipated, s.d[1])) return 1;
+    if (s.has_loop)
+      for (int i = 0; i < 6; ++i) s.force_out[i] = s.data->lambda_c[i];
     s.k[1] = y0.head(nv);
     const double h = 0.5 * dt;
     const double a[3] = {h, h, dt};
