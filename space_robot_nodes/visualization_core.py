@@ -295,6 +295,10 @@ class VisualizationCore(NodeCore):
             self.publish(self.config.static_markers, self.static_markers(now))
 
     def publish_markers(self, now: float) -> None:
+        c = self.config          # nothing built when nobody takes any of its topics now (a run without a bag)
+        if not any(self.wanted(topic) for topic in (c.markers, c.display_joint_states, c.commanded_efforts,
+                                                     c.goal_pose, c.attitude_setpoint_pose)):
+            return
         if not self._fresh_state():
             return
         q, v = self.state.q, self.state.v
