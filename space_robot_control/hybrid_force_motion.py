@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
+from scipy.linalg import lapack
 
 from space_robot_dynamics.config_reader import ConfigReader
 from space_robot_dynamics.errors import ConfigError
@@ -151,22 +152,26 @@ class HybridForceMotionLaw:
         m[rows + np.arange(len(self.motion)), self.motion] = 1.0
         rows += len(self.motion)
         m[rows + np.arange(len(self.force_rows)), nv + nu + self.force_rows] = 1.0
+        self._lower = np.tril_indices(nv, -1)       # crba fills M's upper triangle: the lower one is copied from it
 
     def solve(self, q: np.ndarray, v: np.ndarray, motion_acceleration: np.ndarray, force_command: np.ndarray
               ) -> RealizedLaw:
         """(R) at (q, v): motion_acceleration (len motion_v), force_command lambda_f (len force_rows, on the
         hand, c1). LinAlgError if (R) is singular (the inputs cannot produce the task at this state)."""
         model, nv, nu = self.model, self.model.nv, len(self.actuated)
-        H = pin.crba(model, self.data, q)
-        H = np.triu(H) + np.triu(H, 1).T
+        m = self._matrix
+        H = m[:nv, :nv]
+        H[...] = pin.crba(model, self.data, q)
+        H[self._lower] = H.T[self._lower]
         h = pin.nonLinearEffects(model, self.data, q, v)
         J, gamma = self.contact.evaluate(q, v)
-        m = self._matrix
-        m[:nv, :nv] = H
         m[:nv, nv + nu:] = -J.T
         m[nv:nv + 6, :nv] = J
         rhs = np.concatenate((-h, -gamma, motion_acceleration, force_command))
-        x = np.linalg.solve(m, rhs)
+        # LAPACK's LU (gesv, as numpy.linalg.solve) called directly: numpy's wrapper costs more than the solve here
+        _lu, _pivots, x, info = lapack.dgesv(m, rhs)
+        if info:
+            raise np.linalg.LinAlgError(f"(R) is singular at this state (LAPACK dgesv info {info})")
         return RealizedLaw(x[nv:nv + nu], x[:nv], x[nv + nu:], J)
 
     def thesis_generalized_force(self, q: np.ndarray, v: np.ndarray, acceleration: np.ndarray,
