@@ -69,6 +69,7 @@ bench: $(STAMP)
 	$(VENV)/bin/python bench/bench_contact.py
 	$(VENV)/bin/python bench/bench_sensing.py
 	$(VENV)/bin/python bench/bench_orbit.py
+	$(VENV)/bin/python bench/bench_scenarios.py
 
 # CPU per node of the paced simulation graph under ROS 2 (~45 s)
 bench-ros2:
