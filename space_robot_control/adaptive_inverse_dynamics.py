@@ -71,11 +71,13 @@ def lyapunov_blocks(kp: np.ndarray, kd: np.ndarray, q_weight: float) -> np.ndarr
     return np.array(blocks)
 
 
-def null_space_basis(J: np.ndarray, independent: np.ndarray) -> np.ndarray:
+def null_space_basis(J: np.ndarray, independent: np.ndarray, dependent: np.ndarray | None = None) -> np.ndarray:
     """S (nv x r) with J S = 0 whose rows `independent` (r of them) are the identity: nu = thetadot[independent]
-    (eq. 6.3 with nu the robot's coordinates; the others, the target's, follow from J thetadot = 0)."""
+    (eq. 6.3 with nu the robot's coordinates; the others, the target's, follow from J thetadot = 0). `dependent`:
+    the other rows, ascending (worked out when not given)."""
     nv = J.shape[1]
-    dependent = np.setdiff1d(np.arange(nv), independent)
+    if dependent is None:
+        dependent = np.setdiff1d(np.arange(nv), independent)
     S = np.zeros((nv, len(independent)))
     S[independent] = np.eye(len(independent))
     S[dependent] = -np.linalg.solve(J[:, dependent], J[:, independent])
@@ -95,12 +97,15 @@ class AdaptationLaw:
         self.independent = np.asarray(independent_v, dtype=int)
         self.motion_rows = np.asarray(motion_rows, dtype=int)
         self._data = estimated.model.createData()
+        nv = estimated.model.nv
+        self._dependent = np.setdiff1d(np.arange(nv), self.independent)
+        self._lower = np.tril_indices(nv, -1)        # crba fills H's upper triangle: the lower one is copied from it
 
     def regressor_1(self, q, v, a, J) -> np.ndarray:
         """Y_1 = E_m (S^T H_hat S)^-1 S^T Y(q, v, a) (eq. 7.8), with J the contact rows at q."""
-        S = null_space_basis(J, self.independent)
-        H = pin.crba(self.estimated.model, self._data, q)
-        H = np.triu(H) + np.triu(H, 1).T
+        S = null_space_basis(J, self.independent, self._dependent)
+        H = pin.crba(self.estimated.model, self._data, q).copy()
+        H[self._lower] = H.T[self._lower]
         reduced = S.T.dot(self.estimated.regressor(q, v, a))
         return np.linalg.solve(S.T.dot(H).dot(S), reduced)[self.motion_rows]
 
