@@ -9,7 +9,9 @@ appended to the bag by mcap_append (the same bytes as rosbags' Writer.write). La
 them transient-local and RViz receives them however late it subscribes; the rest reliable/volatile.
 Each publisher of a topic is decimated to `rate` on its own (the message at or after each 1/rate interval),
 so a 10 Hz publisher sharing `diagnostics` with others loses nothing; the bag timestamp is the simulated
-time of publication. A dropped message is never serialised, and `wants` tells the graph in advance which
+time of publication. The recording plan (space_robot_scenario/recording.py) may give a topic a rate of its own,
+0 leaving it out of the bag: the listeners (the run trace) still take it at `rate`, so the summary does not depend
+on the plan. A dropped message is never serialised, and each stream's `due_ns` tells the graph in advance which
 messages will be kept, so a publisher nobody else listens to builds only those (lockstep_graph).
 """
 from __future__ import annotations
@@ -65,18 +67,25 @@ def offered_qos(transient_local: bool) -> Qos:
 
 
 class BagRecorder:
-    """Writes every message of the recorded topics, decimating fast ones to `rate` Hz.
+    """Writes every message of the recorded topics, decimating fast ones to `rate` Hz (or the plan's `topic_rates`).
 
-    `listeners` see exactly the recorded messages (the run trace), or those on the topics their
-    `takes(topic)` accepts. With path None nothing is written, but the listeners are still fed (a run without
-    output files).
+    `listeners` see the messages at `rate` (the run trace), on the topics their `takes(topic)` accepts (all without
+    `takes`). With path None nothing is written and nothing counted, but the listeners are still fed (a run without
+    output files): only their topics are taken.
     """
 
     def __init__(self, path: str | Path | None, typestore, topics: dict[str, TopicInfo], rate: float,
-                 listeners: tuple[Callable[[str, Any, int], None], ...] = ()):
+                 listeners: tuple[Callable[[str, Any, int], None], ...] = (),
+                 topic_rates: dict[str, float] | None = None):
+        """topic_rates: the recording plan's topics whose bag rate is not `rate` (Hz; 0: not in the bag)."""
         self.path = None if path is None else Path(path)
         self.typestore = typestore
         self.period_ns = round(1e9 / rate)
+        self.topic_rates = dict(topic_rates or {})
+        self.counts = dict.fromkeys(topics, 0)       # messages in the bag per topic (none without a bag)
+        topics = {name: info for name, info in topics.items()
+                  if (path is not None and self.topic_rates.get(name, rate) > 0.0)
+                  or any(_takes(listener, name) for listener in listeners)}
         self.listeners = listeners
         self.topics = topics
         self.connections = {}
@@ -86,6 +95,8 @@ class BagRecorder:
             self.writer = Writer(self.path, version=BAG_VERSION, storage_plugin=StoragePlugin.MCAP)
             self.writer.open()
             for name, info in sorted(topics.items()):
+                if self.topic_rates.get(name, rate) == 0.0:        # the listeners' only
+                    continue
                 self.connections[name] = self.writer.add_connection(
                     name, info.msgtype, typestore=typestore,
                     offered_qos_profiles=[offered_qos(info.transient_local)])
@@ -94,10 +105,9 @@ class BagRecorder:
             # rosbags generates each type's serialiser on first use (~10 ms): do it now, not inside the run (only
             # for the types without a fast encoder: the others never reach rosbags' serialiser)
             warm = RosbagsMessageTypes(typestore)
-            for msgtype in sorted({info.msgtype for info in topics.values()}):
+            for msgtype in sorted({topics[name].msgtype for name in self.connections}):
                 if encoder_for(msgtype) is None:
                     typestore.serialize_cdr(warm.new(msgtype), msgtype)
-        self.counts = dict.fromkeys(topics, 0)
         # the fast encoders of the high-rate types (byte-identical to rosbags), rosbags for the rest
         self._encoders = {name: encoder_for(info.msgtype) or partial(typestore.serialize_cdr, typename=info.msgtype)
                           for name, info in topics.items()}
@@ -116,7 +126,11 @@ class BagRecorder:
         """The next message of every stream is recorded whatever the decimation (the run's final instant)."""
         for stream in self._routes.values():
             if stream is not None:
-                stream.due_ns = 0
+                if stream.kept:
+                    stream.write_due_ns = 0
+                if stream.listeners:
+                    stream.listen_due_ns = 0
+                stream.due_ns = min(stream.write_due_ns, stream.listen_due_ns)
 
     def set_custom_data(self, key: str, value: str) -> None:
         if self.writer is not None:
@@ -128,27 +142,49 @@ class BagRecorder:
         self._closed = True
 
 
-class _Stream:
-    """One publisher's messages on one recorded topic: decimation, type check, encoding, writing."""
+def _takes(listener, topic: str) -> bool:
+    takes = getattr(listener, "takes", None)
+    return takes is None or takes(topic)
 
-    __slots__ = ("due_ns", "recorder", "topic", "msgtype", "period_ns", "encode", "connection", "listeners")
+
+class _Stream:
+    """One publisher's messages on one recorded topic: decimation (the bag's rate and the listeners' rate, the same
+    unless the plan gives the topic a rate of its own), type check, encoding, writing."""
+
+    __slots__ = ("due_ns", "write_due_ns", "listen_due_ns", "recorder", "topic", "msgtype", "write_period_ns",
+                 "listen_period_ns", "kept", "encode", "connection", "listeners")
 
     def __init__(self, recorder: BagRecorder, topic: str, info: TopicInfo):
-        self.due_ns = 0                       # simulated time (ns) from which the next message is kept
         self.recorder, self.topic, self.msgtype = recorder, topic, info.msgtype
-        self.period_ns = 0 if info.transient_local else recorder.period_ns    # latched topics: every message
+        bag_rate = recorder.topic_rates.get(topic)
+        # in the bag: without one (a run without outputs: a campaign's) only the listeners take messages, and a topic
+        # nobody else takes is never built
+        self.kept = recorder.writer is not None and (bag_rate is None or bag_rate > 0.0)
+        # latched topics: every message
+        self.listen_period_ns = 0 if info.transient_local else recorder.period_ns
+        self.write_period_ns = 0 if info.transient_local else \
+            recorder.period_ns if bag_rate is None or not self.kept else round(1e9 / bag_rate)
         self.encode = recorder._encoders[topic]
         self.connection = recorder.connections.get(topic)
-        self.listeners = tuple(listener for listener in recorder.listeners
-                               if getattr(listener, "takes", None) is None or listener.takes(topic))
+        self.listeners = tuple(listener for listener in recorder.listeners if _takes(listener, topic))
+        # simulated times (ns) from which the next message is kept by the bag, by the listeners, by either
+        self.write_due_ns = 0 if self.kept else _NEVER
+        self.listen_due_ns = 0 if self.listeners else _NEVER
+        self.due_ns = 0
 
     def record(self, msg: Any, time_ns: int) -> None:
-        self.due_ns = time_ns + self.period_ns
         if getattr(msg, "__msgtype__", None) != self.msgtype and typename_of(msg) != self.msgtype:
             raise TypeError(f"topic {self.topic!r}: expected {self.msgtype}, got {typename_of(msg)}")
-        recorder = self.recorder
-        if recorder.writer is not None:
+        if time_ns >= self.write_due_ns:
+            self.write_due_ns = time_ns + self.write_period_ns
+            recorder = self.recorder
             recorder.write(self.connection, time_ns, self.encode(msg))
-        recorder.counts[self.topic] += 1
-        for listener in self.listeners:
-            listener(self.topic, msg, time_ns)
+            recorder.counts[self.topic] += 1
+        if time_ns >= self.listen_due_ns:
+            self.listen_due_ns = time_ns + self.listen_period_ns
+            for listener in self.listeners:
+                listener(self.topic, msg, time_ns)
+        self.due_ns = min(self.write_due_ns, self.listen_due_ns)
+
+
+_NEVER = 2**62          # ns: a due time no run reaches

@@ -145,6 +145,11 @@ class SimulationRun:
         if not check_periods:
             return
         self.graph.check(self.setting_sources())
+        known = self.graph.topics()
+        for topic, _rate in scenario.recording.topics:        # the recording plan names topics of this graph
+            if topic not in known:
+                raise ConfigError(f"recording.topics.{topic}", f"no topic {topic!r} in this scenario's graph (its "
+                                  f"topics: {', '.join(sorted(known))})", scenario.source)
         self.goal_end_time = self._check_trajectory_goal()
         # the comparison run, built (and so checked) now; run first by run()
         self.reference = SimulationRun(comparison_scenario(scenario)) if scenario.comparison is not None else None
@@ -255,7 +260,7 @@ class SimulationRun:
         trace = self.trace = RunTrace(self.roles, self.system.arm_joints, self.system.wheel_joints)
         try:
             recorder = BagRecorder(bag_path, self.types.typestore, self.graph.topics(), self.scenario.recording.rate,
-                                   listeners=(trace,))
+                                   listeners=(trace,), topic_rates=dict(self.scenario.recording.topics))
         except BaseException:
             if output is not None:
                 output.discard()
