@@ -198,8 +198,8 @@ class CartesianApproachController:
         hand = pin.SE3(hand)
         error = np.concatenate((goal.translation - hand.translation,
                                 pin.log3(goal.rotation.dot(hand.rotation.T))))
-        momentum = self.jacobian.servicer_momentum_map(q).dot(v)
-        jstar = self.jacobian.evaluate(q, momentum)
+        momentum_map = self.jacobian.servicer_momentum_map(q)
+        jstar = self.jacobian.evaluate(q, momentum_map.dot(v), momentum_map)
         demand = goal_twist + self._gains * error - jstar.drift
         inverse, damping, sigma_min = damped_pseudo_inverse(jstar.matrix, self.settings.singularity_threshold,
                                                             self.settings.max_damping, self._weights)

@@ -114,6 +114,14 @@ class GeneralizedJacobian:
         # the servicer's joints (bus subtree): for its centre of mass
         self.servicer_joints = [j for j in range(1, self.model.njoints)
                                 if self.model.names[j] in bus.joint_names]
+        # constant parts of servicer_momentum_map: the columns outside the servicer, its bodies' masses and levers
+        keep = np.zeros(self.model.nv, dtype=bool)
+        keep[self.bus_v] = keep[self.arm_v] = True
+        keep[self.wheel_v] = True
+        self._outside = ~keep
+        self._masses = np.array([self.model.inertias[j].mass for j in self.servicer_joints])
+        self._mass = self._masses.sum()
+        self._levers = [(j, self.model.inertias[j].lever.copy()) for j in self.servicer_joints]
         prismatic = np.array([self.model.joints[system.joint_id(n)].shortname() in _PRISMATIC
                               for n in system.arm_joints], dtype=bool)
         self._scale = jacobian_scale(prismatic, self.length_scale)
@@ -123,20 +131,18 @@ class GeneralizedJacobian:
         (non-servicer columns zero). Needs q normalized."""
         model, data = self.model, self.data
         A = pin.computeCentroidalMap(model, data, q).copy()
-        keep = np.zeros(model.nv, dtype=bool)
-        keep[self.bus_v] = keep[self.arm_v] = True
-        keep[self.wheel_v] = True
-        A[:, ~keep] = 0.0
-        masses = np.array([model.inertias[j].mass for j in self.servicer_joints])
-        centres = np.array([data.oMi[j].act(model.inertias[j].lever) for j in self.servicer_joints])
-        c_s = masses.dot(centres) / masses.sum()
+        A[:, self._outside] = 0.0
+        centres = np.array([data.oMi[j].act(lever) for j, lever in self._levers])
+        c_s = self._masses.dot(centres) / self._mass
         A[3:] += pin.skew(data.com[0] - c_s).dot(A[:3])
         return A
 
-    def evaluate(self, q: np.ndarray, momentum: np.ndarray | None = None) -> GeneralizedJacobianValue:
+    def evaluate(self, q: np.ndarray, momentum: np.ndarray | None = None,
+                 momentum_map: np.ndarray | None = None) -> GeneralizedJacobianValue:
         """J* at configuration q (normalized) for the servicer momentum `momentum` (6: [P; L about its centre of
-        mass], world axes, N s and N m s; None = zero)."""
-        A = self.servicer_momentum_map(q)     # runs forward kinematics at q
+        mass], world axes, N s and N m s; None = zero). momentum_map: servicer_momentum_map(q) when the caller has
+        it (the centroidal map's forward kinematics at q then runs once)."""
+        A = self.servicer_momentum_map(q) if momentum_map is None else momentum_map
         J = pin.computeFrameJacobian(self.model, self.data, q, self.frame_id, pin.LOCAL_WORLD_ALIGNED)
         h = np.zeros(6) if momentum is None else np.asarray(momentum, dtype=float).reshape(6)
         A_m, J_b = A[:, self.arm_v], J[:, self.bus_v]
