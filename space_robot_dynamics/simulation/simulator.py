@@ -561,6 +561,7 @@ class Simulator:
             v, z = (y, self._no_aux) if self._aux_free else (y[:self.model.nv], y[self.model.nv:])
             if self._active is not None:
                 self._stage_force = self._compiled.stage_force
+                self._first_stage = False
         else:
             if self._aux_free:
                 q, v, dq = self.integrator.step(self._rhs, s.q, s.v, self._dt)
