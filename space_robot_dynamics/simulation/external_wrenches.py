@@ -73,6 +73,9 @@ class ExternalWrenches:
     def __len__(self) -> int:
         return len(self._wrenches)
 
+    def __contains__(self, label: str) -> bool:
+        return label in self._wrenches
+
     @property
     def wrenches(self) -> dict[str, ExternalWrench]:
         """label -> ExternalWrench, in the order they were set (a copy)."""

@@ -327,12 +327,11 @@ class Simulator:
                                                  "section (model/base_thrusters.py)")
         force, torque = thrusters.check(np.zeros(3) if force is None else force,
                                         np.zeros(3) if torque is None else torque)
-        held = self._wrenches.wrenches
         if not (force.any() or torque.any()):
-            if self.THRUSTERS in held:
+            if self.THRUSTERS in self._wrenches:
                 self._wrenches.clear(self.THRUSTERS)
             return
-        if self.THRUSTERS in held:       # a new command for the wrench in place: checked above, no look-ups again
+        if self.THRUSTERS in self._wrenches:       # a new command in place: checked above, no look-ups again
             self._wrenches.replace(self.THRUSTERS, force, torque)
         else:
             self.set_external_wrench(thrusters.base_link, force, torque, expressed_in="local", label=self.THRUSTERS)
@@ -402,9 +401,7 @@ class Simulator:
         s = self.state
         # the constraint's forward dynamics alone (the right-hand side without its auxiliary rates, which nobody reads
         # here): the same generalized forces as _held_rhs / _constrained_rhs
-        tau, _power, fext = self._generalized_forces(s.q, s.v)
-        if self._orbit_rates is not None:
-            tau += self._orbit_forces(s.q, np.concatenate((s.v, s.z)))
+        tau, _power, fext = self._constrained_forces(s.q, s.v, np.concatenate((s.v, s.z)))
         self._active.acceleration(self.data, s.q, s.v, tau, fext)
         return self._active.force.copy()
 
@@ -649,6 +646,14 @@ class Simulator:
         wrenches = self._wrenches
         return tau, power, (wrenches.joint_forces(q) if len(wrenches) else None)
 
+    def _constrained_forces(self, q: np.ndarray, v: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float, object]:
+        """_generalized_forces plus, in orbit, the tidal generalized force at q and y's reference orbit: what the
+        constraint held is solved under."""
+        tau, power, fext = self._generalized_forces(q, v)
+        if self._orbit_rates is not None:
+            tau += self._orbit_forces(q, y)
+        return tau, power, fext
+
     def _with_rates(self, acceleration: np.ndarray, q: np.ndarray, y: np.ndarray, power: float, fext) -> np.ndarray:
         """ydot = [acceleration, zdot]: the dissipated and the external power at their places (the forward pass
         left the joint velocities at (q, v) in data), the external impulse's rates, the orbit's (its tidal forces as
@@ -694,9 +699,7 @@ class Simulator:
         damping forces of a flexible model and the joint dissipation (if on), the external wrenches (if any),
         through the constraint's forward dynamics; its multipliers of a step's first stage are kept."""
         v = y[:self.model.nv]
-        tau, power, fext = self._generalized_forces(q, v)
-        if self._orbit_rates is not None:
-            tau += self._orbit_forces(q, y)
+        tau, power, fext = self._constrained_forces(q, v, y)
         acceleration = self._active.acceleration(self.data, q, v, tau, fext)
         if self._first_stage:
             self._stage_force = self._active.force
