@@ -169,23 +169,36 @@ class ComputedTorqueStep:
         self._observed = slice(self._n_p - len(observed), self._n_p)
         self._lower = np.tril(np.ones((len(observed), len(observed))))   # dposv leaves M_pp above the diagonal
         self._L_oo = np.zeros((len(observed), len(observed)))
-        # Right-hand sides [h_p + M_pc a_c | unit columns of the forced coordinates | h_p], Fortran order for LAPACK.
-        self._rhs = np.zeros((self._n_p, 2 + len(forced)), order="F")
-        position = {int(i): k for k, i in enumerate(order)}
-        for j, i in enumerate(forced):
-            self._rhs[position[int(i)], 1 + j] = 1.0
-        self._rhs_drift = self._rhs[:, 0]           # a contiguous view (Fortran order)
-        self._rhs_bias = self._rhs[:, -1]
+        self._position = {int(i): k for k, i in enumerate(order)}
+        self._forced = forced
         self._forces = slice(1, 1 + len(forced))
         self._acceleration = np.zeros(nv)          # a_c on the controlled coordinates, zero on the passive ones
-        self._weights = np.zeros(2 + len(forced))  # a_p = [u | M_pp^-1 E_f | u_0] [-alpha; forces; alpha - 1]
-        self._weights[0] = -1.0
         self._alpha = 1.0
-        self._bias = np.zeros(nv)                  # h
+        self._bias = np.zeros(nv)                  # h (with scaling on)
+        self._layout(scalable=False)
         self._factor = np.zeros((0, 0))
-        self._solution = np.zeros((self._n_p, self._rhs.shape[1]))
         self._coupling = np.zeros((len(controlled), self._n_p))     # M_cp
         self._drift = np.zeros(nv)                                  # M [0; a_c] + h
+
+    def _layout(self, scalable: bool) -> None:
+        """Right-hand sides [h_p + M_pc a_c | unit columns of the forced coordinates (| h_p with scaling on)],
+        Fortran order for LAPACK, and the weights that combine their solutions: a_p = [u | M_pp^-1 E_f | u_0]
+        [-alpha; forces; alpha - 1]."""
+        self.scalable = scalable
+        self._rhs = np.zeros((self._n_p, 1 + len(self._forced) + int(scalable)), order="F")
+        for j, i in enumerate(self._forced):
+            self._rhs[self._position[int(i)], 1 + j] = 1.0
+        self._rhs_drift = self._rhs[:, 0]           # a contiguous view (Fortran order)
+        self._rhs_bias = self._rhs[:, -1] if scalable else None
+        self._weights = np.zeros(self._rhs.shape[1])
+        self._weights[0] = -1.0
+        self._solution = np.zeros((self._n_p, self._rhs.shape[1]))
+
+    def enable_scaling(self) -> None:
+        """scale() and accelerations() from the next solve() on: h_p becomes one more right-hand side (the
+        grasp-wrench limiter's; off by default, since it costs every update a copy and a column)."""
+        if not self.scalable:
+            self._layout(scalable=True)
 
     def solve(self, q: np.ndarray, v: np.ndarray, controlled_acceleration: np.ndarray) -> None:
         """Factor M_pp(q) and solve eq. (4) at (q, v) for the controlled accelerations a_c (rad/s^2).
@@ -193,19 +206,23 @@ class ComputedTorqueStep:
         model, data = self.model, self.data
         M = pin.crba(model, data, q)
         drift = pin.nonLinearEffects(model, data, q, v)      # a new array: h, then M [0; a_c] + h
-        self._bias = drift.copy()
+        if self.scalable:
+            self._bias = drift.copy()
         acceleration = self._acceleration
         acceleration[self._controlled] = controlled_acceleration
         drift += M.dot(acceleration)          # passive rows: h_p + M_pc a_c; controlled rows: h_c + M_cc a_c
         self._drift = drift
         self._alpha = 1.0
-        self._weights[0], self._weights[-1] = -1.0, 0.0
+        self._weights[0] = -1.0
+        if self.scalable:
+            self._weights[-1] = 0.0
         blocks = M.take(self._blocks)
         n_p = self._n_p
         self._coupling = blocks[n_p:]
         if n_p:
             self._rhs_drift[...] = drift[self._passive]
-            self._rhs_bias[...] = self._bias[self._passive]
+            if self.scalable:
+                self._rhs_bias[...] = self._bias[self._passive]
             # M_pp is symmetric: its transpose is the same matrix in the Fortran order LAPACK works in place on.
             self._factor, self._solution, info = _dposv(blocks[:n_p].T, self._rhs, 1, 1)   # lower, overwrite_a
             if info:
@@ -239,14 +256,19 @@ class ComputedTorqueStep:
 
     def scale(self, alpha: float) -> None:
         """From now until the next solve(), the controlled accelerations are alpha a_c (torque() and
-        accelerations() at alpha 1 then give alpha's): eq. (4) at alpha a_c without a new factorization."""
+        accelerations() at alpha 1 then give alpha's): eq. (4) at alpha a_c without a new factorization. Needs
+        enable_scaling() before the solve."""
+        if not self.scalable:
+            raise RuntimeError("ComputedTorqueStep.scale needs enable_scaling() before solve()")
         self._alpha = float(alpha)
         self._weights[0], self._weights[-1] = -self._alpha, self._alpha - 1.0
 
     def accelerations(self, forces: np.ndarray | None = None, alpha: float = 1.0) -> np.ndarray:
         """The full acceleration vector (nv, model order) for the controlled accelerations alpha a_c of the last
         solve() and `forces` (order of forced_v) on the forced coordinates: a_c scaled on the controlled ones,
-        a_p of eq. (4) on the passive ones."""
+        a_p of eq. (4) on the passive ones. Needs enable_scaling() before the solve."""
+        if not self.scalable:
+            raise RuntimeError("ComputedTorqueStep.accelerations needs enable_scaling() before solve()")
         weights = np.zeros(len(self._weights))
         weights[0], weights[-1] = -alpha, alpha - 1.0
         if forces is not None:

@@ -349,6 +349,7 @@ class ServicerController:
         cap = self.config.capture
         limiter = GraspWrenchLimiter(self.dynamics, self._wheel_v if self.attitude is not None else (), hand,
                                      inertia, ee_placement, cap.force_limit, cap.torque_limit)
+        self._step.enable_scaling()          # the limiter reads eq. 4 at alpha a* from the step's factorization
         self.capture = CaptureMode(t, limiter, self.attitude is not None, cap.detumble_rate,
                                    cap.overload_release_time, cap.overload_wrench_factor)
         self._follower.hold(q_r[self._arm_q])
